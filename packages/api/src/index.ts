@@ -1,0 +1,5 @@
+// Code generated from proto/ by `make gen`; the generated files are never edited by hand.
+
+export { http } from "./gen/google/api/annotations_pb.js";
+export * from "./gen/google/api/http_pb.js";
+export * as memoryV1 from "./gen/memory/v1/memory_pb.js";

@@ -1,0 +1,32 @@
+export type MessageHandler = (message: string, channel: string) => void;
+
+/** Stops a subscription; resolves once the server acknowledged it. Idempotent. */
+export type Unsubscribe = () => Promise<void>;
+
+/**
+ * The cache + pub/sub port. Redis (`ioredis`) and an in-process map implement it.
+ * Lists keep their newest element at index 0 when written with `lpush`.
+ */
+export interface Cache {
+  readonly kind: "redis" | "memory";
+  get(key: string): Promise<string | null>;
+  /** Sets a value; `ttlSeconds` makes it expire. */
+  set(key: string, value: string, ttlSeconds?: number): Promise<void>;
+  del(...keys: string[]): Promise<number>;
+  incr(key: string): Promise<number>;
+  expire(key: string, ttlSeconds: number): Promise<void>;
+  lpush(key: string, ...values: string[]): Promise<number>;
+  rpush(key: string, ...values: string[]): Promise<number>;
+  /** Inclusive range, negative indexes count from the end, as Redis LRANGE. */
+  lrange(key: string, start: number, stop: number): Promise<string[]>;
+  /** Keeps only the inclusive range, as Redis LTRIM. */
+  ltrim(key: string, start: number, stop: number): Promise<void>;
+  llen(key: string): Promise<number>;
+  publish(channel: string, message: string): Promise<void>;
+  /** Resolves only after the server acknowledged the subscription. */
+  subscribe(channel: string, handler: MessageHandler): Promise<Unsubscribe>;
+  /** Number of live local subscriptions (handlers), for leak checks and metrics. */
+  subscriberCount(): number;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

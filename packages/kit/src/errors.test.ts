@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { AtriumError, Code, restError } from "./errors.js";
+
+test("REST error bodies carry the gRPC code name and the message", () => {
+  const { status, body } = restError(new AtriumError(Code.InvalidArgument, "user_id is required"));
+  assert.equal(status, 400);
+  assert.deepEqual(body, { code: "InvalidArgument", message: "user_id is required" });
+});
+
+test("foreign errors become Internal without leaking their message or stack", () => {
+  const { status, body } = restError(new Error("connect ECONNREFUSED 10.0.0.1:5432 at Socket..."));
+  assert.equal(status, 500);
+  assert.deepEqual(body, { code: "Internal", message: "internal error" });
+});
+
+test("the gRPC to HTTP table follows the design", () => {
+  const cases: [Code, number][] = [
+    [Code.InvalidArgument, 400],
+    [Code.Unauthenticated, 401],
+    [Code.PermissionDenied, 403],
+    [Code.NotFound, 404],
+    [Code.AlreadyExists, 409],
+    [Code.Aborted, 409],
+    [Code.FailedPrecondition, 412],
+    [Code.ResourceExhausted, 429],
+    [Code.Unimplemented, 501],
+    [Code.Unavailable, 503],
+    [Code.Internal, 500],
+  ];
+  for (const [code, http] of cases)
+    assert.equal(restError(new AtriumError(code, "x")).status, http);
+});
+
+test("a spec-fixed body and status override the table", () => {
+  const e = new AtriumError(Code.FailedPrecondition, "revoked", {
+    httpStatus: 410,
+    httpBody: { code: "connection_revoked" },
+  });
+  assert.deepEqual(restError(e), { status: 410, body: { code: "connection_revoked" } });
+});

@@ -1,0 +1,103 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+export { Code };
+
+/** HTTP status for each gRPC code; the one table both transports agree on. */
+const httpStatusByCode: Record<Code, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 412,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+export function httpStatusForCode(code: Code): number {
+  return httpStatusByCode[code] ?? 500;
+}
+
+export interface AtriumErrorOptions {
+  /** Overrides the HTTP status from the table (for bodies a spec fixes, e.g. 410 connection_revoked). */
+  httpStatus?: number;
+  /** Overrides the REST body; used only where a spec gives an exact body. */
+  httpBody?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+/**
+ * The one error type of Atrium. It is a ConnectError, so the gRPC transport sends its code as is;
+ * the REST transport maps the code through `httpStatusForCode`.
+ */
+export class AtriumError extends ConnectError {
+  // ConnectError's static hasInstance accepts any ConnectError-shaped value; ours must not.
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+
+  readonly httpStatus: number;
+  readonly httpBody: Record<string, unknown> | undefined;
+
+  constructor(code: Code, message: string, options: AtriumErrorOptions = {}) {
+    super(message, code, undefined, undefined, options.cause);
+    // ConnectError pins its own prototype; restore ours so `instanceof AtriumError` holds.
+    Object.setPrototypeOf(this, new.target.prototype);
+    this.name = "AtriumError";
+    this.httpStatus = options.httpStatus ?? httpStatusForCode(code);
+    this.httpBody = options.httpBody;
+  }
+
+  /** The message without Connect's "[code]" prefix. */
+  get plainMessage(): string {
+    return this.rawMessage;
+  }
+}
+
+export const invalidArgument = (message: string) => new AtriumError(Code.InvalidArgument, message);
+export const notFound = (message: string) => new AtriumError(Code.NotFound, message);
+export const failedPrecondition = (message: string) =>
+  new AtriumError(Code.FailedPrecondition, message);
+export const unauthenticated = (message: string) => new AtriumError(Code.Unauthenticated, message);
+export const permissionDenied = (message: string) =>
+  new AtriumError(Code.PermissionDenied, message);
+export const unimplemented = (message: string) => new AtriumError(Code.Unimplemented, message);
+export const internal = (message: string, cause?: unknown) =>
+  new AtriumError(Code.Internal, message, { cause });
+
+/**
+ * Normalizes anything thrown into an AtriumError at a transport boundary. Errors that are not
+ * ours become Internal with a generic message, so stack traces and driver messages never reach
+ * a client; the original is kept as `cause` for the log.
+ */
+export function toAtriumError(error: unknown): AtriumError {
+  if (error instanceof AtriumError) return error;
+  if (error instanceof ConnectError) {
+    return new AtriumError(error.code, error.rawMessage, { cause: error });
+  }
+  return new AtriumError(Code.Internal, "internal error", { cause: error });
+}
+
+export interface RestErrorBody {
+  code: string;
+  message: string;
+  [key: string]: unknown;
+}
+
+/** REST status and body for an error: `{"code": "<GrpcCodeName>", "message": "…"}`. */
+export function restError(error: unknown): {
+  status: number;
+  body: RestErrorBody | Record<string, unknown>;
+} {
+  const e = toAtriumError(error);
+  if (e.httpBody) return { status: e.httpStatus, body: e.httpBody };
+  return { status: e.httpStatus, body: { code: Code[e.code], message: e.plainMessage } };
+}

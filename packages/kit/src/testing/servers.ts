@@ -1,0 +1,52 @@
+import { connect } from "node:net";
+import type { TestContext } from "node:test";
+
+export type RealServer = "postgres" | "redis";
+
+/** In CI a missing real server is a failure, never a skip. */
+export const realServersRequired = process.env.CI === "true";
+
+export function postgresUrl(): string {
+  return process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+}
+
+export function redisUrl(): string {
+  return process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+}
+
+const probes = new Map<RealServer, Promise<boolean>>();
+
+function probe(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.once("connect", () => done(true));
+    socket.once("error", () => done(false));
+  });
+}
+
+export function serverAvailable(server: RealServer): Promise<boolean> {
+  let p = probes.get(server);
+  if (!p) {
+    const url = new URL(server === "postgres" ? postgresUrl() : redisUrl());
+    p = probe(url.hostname, Number(url.port || (server === "postgres" ? 5432 : 6379)));
+    probes.set(server, p);
+  }
+  return p;
+}
+
+/**
+ * Gate for a test that needs a real server: runs it when the server answers, skips it with a
+ * reason on a developer machine without one, and fails it when CI=true.
+ */
+export async function needsServer(t: TestContext, server: RealServer): Promise<boolean> {
+  if (await serverAvailable(server)) return true;
+  const message = `${server} is not reachable (${server === "postgres" ? postgresUrl() : redisUrl()})`;
+  if (realServersRequired) throw new Error(`${message}; CI=true requires it`);
+  t.skip(message);
+  return false;
+}

@@ -1,0 +1,4 @@
+import { runNodeJs } from "@bufbuild/protoplugin";
+import { openapiPlugin } from "./plugin.js";
+
+runNodeJs(openapiPlugin);
