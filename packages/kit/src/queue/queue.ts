@@ -3,10 +3,12 @@ export interface JobOptions {
   attempts?: number;
   /** Base delay of the exponential backoff between attempts; default 1000 ms. */
   backoffMs?: number;
-  /** Jobs with the same group are processed fairly against other groups (e.g. one per scope). */
-  group?: string;
-  /** A job id; adding a job whose id is already queued does nothing. */
-  jobId?: string;
+  /**
+   * While a job with this key is waiting, delayed or running, adding another is a no-op; once it
+   * completes or fails the key is free. Coalescing per scope is how one busy scope is kept from
+   * flooding the queue ahead of everyone else.
+   */
+  dedupeKey?: string;
 }
 
 export interface Job<Data = unknown> {
