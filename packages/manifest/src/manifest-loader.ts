@@ -1,0 +1,219 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { basename, join } from "node:path";
+import {
+  isMap,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  parseAllDocuments,
+  type YAMLMap,
+} from "yaml";
+import type { ManifestProblem } from "./manifest-problem.js";
+import type { ManifestRecord } from "./manifest-value.js";
+import { isProviderField } from "./provider-fields.js";
+import { nodeToValue } from "./yaml-values.js";
+
+/** A provider definition as written, with the lines its fields came from. */
+export interface ManifestProvider {
+  name: string;
+  file: string;
+  line: number;
+  fields: ManifestRecord;
+  fieldLines: Record<string, number>;
+}
+
+export interface LoadedManifest {
+  providers: ManifestProvider[];
+  problems: ManifestProblem[];
+}
+
+const providerFileSuffix = ".yaml";
+
+/** Loads a manifest file, or a directory of `<name>.yaml` files in file-name order. */
+export async function loadManifest(path: string): Promise<LoadedManifest> {
+  const info = await stat(path).catch(() => null);
+  if (!info)
+    return { providers: [], problems: [{ file: path, message: "no such file or directory" }] };
+  if (!info.isDirectory()) return parseManifestFile(path, await readFile(path, "utf8"));
+
+  const names = (await readdir(path))
+    .filter((name) => name.endsWith(providerFileSuffix) && !name.startsWith("."))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const result: LoadedManifest = { providers: [], problems: [] };
+  if (names.length === 0) {
+    result.problems.push({ file: path, message: `no ${providerFileSuffix} files in directory` });
+  }
+  for (const name of names) {
+    const file = join(path, name);
+    const loaded = parseProviderFile(file, await readFile(file, "utf8"));
+    result.problems.push(...loaded.problems);
+    for (const provider of loaded.providers) {
+      const expected = basename(name, providerFileSuffix);
+      if (provider.name !== expected) {
+        result.problems.push({
+          file,
+          line: provider.line,
+          message: `file name "${name}" does not match provider name "${provider.name}"`,
+        });
+      }
+      result.providers.push(provider);
+    }
+  }
+  result.problems.push(...duplicateProblems(result.providers));
+  return result;
+}
+
+/** A single manifest whose root key is `providers`. */
+export function parseManifestFile(file: string, source: string): LoadedManifest {
+  const problems: ManifestProblem[] = [];
+  const root = parseSingleDocument(file, source, problems);
+  if (!root) return { providers: [], problems };
+  const { node, lines } = root;
+  if (!isMap(node)) {
+    problems.push({ file, line: lines.lineOf(node), message: "manifest root must be a mapping" });
+    return { providers: [], problems };
+  }
+  let providersNode: Node | null | undefined;
+  let found = false;
+  for (const pair of node.items) {
+    const key = keyName(pair.key);
+    if (key === "providers") {
+      found = true;
+      providersNode = pair.value as Node | null;
+    } else {
+      problems.push({ file, line: lines.lineOf(pair.key), message: `unknown root key "${key}"` });
+    }
+  }
+  if (!found) {
+    problems.push({
+      file,
+      line: lines.lineOf(node),
+      message: 'manifest root has no "providers" key',
+    });
+    return { providers: [], problems };
+  }
+  if (!isSeq(providersNode)) {
+    problems.push({
+      file,
+      line: lines.lineOf(providersNode ?? node),
+      message: '"providers" must be a list',
+    });
+    return { providers: [], problems };
+  }
+  const providers: ManifestProvider[] = [];
+  for (const item of providersNode.items) {
+    const provider = readProvider(file, item as Node, source, lines, problems);
+    if (provider) providers.push(provider);
+  }
+  problems.push(...duplicateProblems(providers));
+  return { providers, problems };
+}
+
+/** One file of a directory manifest: a single provider mapping. */
+export function parseProviderFile(file: string, source: string): LoadedManifest {
+  const problems: ManifestProblem[] = [];
+  const root = parseSingleDocument(file, source, problems);
+  if (!root) return { providers: [], problems };
+  const provider = readProvider(file, root.node, source, root.lines, problems);
+  return { providers: provider ? [provider] : [], problems };
+}
+
+interface LineLookup {
+  lineOf(node: unknown): number;
+}
+
+function parseSingleDocument(
+  file: string,
+  source: string,
+  problems: ManifestProblem[],
+): { node: Node; lines: LineLookup } | null {
+  const counter = new LineCounter();
+  const lines: LineLookup = {
+    lineOf(node) {
+      const range = (node as { range?: [number, number, number] } | null)?.range;
+      return range ? counter.linePos(range[0]).line : 1;
+    },
+  };
+  const docs = parseAllDocuments(source, { lineCounter: counter, uniqueKeys: true });
+  if (docs.length === 0) {
+    problems.push({ file, line: 1, message: "file is empty" });
+    return null;
+  }
+  if (docs.length > 1) {
+    const second = docs[1];
+    const line = second.range ? counter.linePos(second.range[0]).line : 1;
+    problems.push({ file, line, message: `expected one YAML document, found ${docs.length}` });
+    return null;
+  }
+  const doc = docs[0];
+  if (doc.errors.length > 0) {
+    for (const error of doc.errors) {
+      problems.push({
+        file,
+        line: counter.linePos(error.pos[0]).line,
+        message: error.message.split("\n")[0],
+      });
+    }
+    return null;
+  }
+  if (doc.contents == null) {
+    problems.push({ file, line: 1, message: "file is empty" });
+    return null;
+  }
+  return { node: doc.contents as Node, lines };
+}
+
+function readProvider(
+  file: string,
+  node: Node,
+  source: string,
+  lines: LineLookup,
+  problems: ManifestProblem[],
+): ManifestProvider | null {
+  const line = lines.lineOf(node);
+  if (!isMap(node)) {
+    problems.push({ file, line, message: "provider definition must be a mapping" });
+    return null;
+  }
+  const fields: ManifestRecord = {};
+  const fieldLines: Record<string, number> = {};
+  for (const pair of (node as YAMLMap).items) {
+    const key = keyName(pair.key);
+    const keyLine = lines.lineOf(pair.key);
+    if (!isProviderField(key)) {
+      problems.push({ file, line: keyLine, message: `unknown provider field "${key}"` });
+      continue;
+    }
+    fields[key] = nodeToValue(pair.value as Node | null, source);
+    fieldLines[key] = keyLine;
+  }
+  const name = fields.name;
+  if (typeof name !== "string" || name === "") {
+    problems.push({ file, line, message: 'provider has no "name"' });
+    return null;
+  }
+  return { name, file, line, fields, fieldLines };
+}
+
+function keyName(key: unknown): string {
+  return isScalar(key) ? String(key.value) : String(key);
+}
+
+function duplicateProblems(providers: ManifestProvider[]): ManifestProblem[] {
+  const first = new Map<string, ManifestProvider>();
+  const problems: ManifestProblem[] = [];
+  for (const provider of providers) {
+    const earlier = first.get(provider.name);
+    if (earlier) {
+      problems.push({
+        file: provider.file,
+        line: provider.line,
+        message: `duplicate provider name "${provider.name}" (first defined at ${earlier.file}:${earlier.line})`,
+      });
+    } else {
+      first.set(provider.name, provider);
+    }
+  }
+  return problems;
+}
