@@ -1,0 +1,57 @@
+import type { TraceBus, TraceEmitter } from "../trace/trace-bus.js";
+
+export type KernelStatus = "success" | "failure" | "yield";
+
+export const agentRoles = ["researcher", "coder", "browser", "communicator"] as const;
+export type AgentRole = (typeof agentRoles)[number];
+
+export interface Source {
+  title: string;
+  url: string;
+  /** Where it came from: `memory`, `web` or `browser`. */
+  source: string;
+}
+
+/** Something a yielded step waits for before it can go on. */
+export interface PendingItem {
+  kind: "credentials" | "approval";
+  /** What exactly is missing or needs approving, in words a person can act on. */
+  detail: string;
+}
+
+export interface KernelInput {
+  task: string;
+  /** Prepended to every LLM conversation of the step; empty for none. */
+  systemPrompt: string;
+  /** Caller context with `workflow_id` and `step_id` merged in; `role` forces a sub-agent. */
+  context: Record<string, unknown>;
+  agentId: string;
+  trace: TraceEmitter;
+  /** Aborted when the caller gave up (e.g. the HTTP client disconnected). */
+  signal?: AbortSignal;
+}
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export interface KernelOutput {
+  status: KernelStatus;
+  summary?: string;
+  payload?: unknown;
+  metadata: {
+    tokens?: Partial<TokenUsage>;
+    sources?: Source[];
+    role?: AgentRole;
+    pending?: PendingItem[];
+    [key: string]: unknown;
+  };
+}
+
+/** What the chat router needs from a kernel. */
+export interface ChatKernel {
+  readonly traceBus: TraceBus;
+  execute(input: KernelInput): Promise<KernelOutput>;
+}

@@ -1,0 +1,174 @@
+import type { FastifyPluginAsync, FastifyReply, FastifySchema } from "fastify";
+import type { ChatKernel } from "../kernel/kernel-types.js";
+import { isValidTraceId } from "../trace/trace-event.js";
+import { TraceHistoryError } from "../trace/trace-files.js";
+import { parseChatRequest } from "./chat-request.js";
+import { answerOf, type ChatResponse, sourcesOf, tokensOf } from "./chat-response.js";
+import { assertFrameworkAvailable } from "./framework.js";
+import { serveTraceStream, type TraceStreamHandle } from "./trace-stream.js";
+
+export interface ChatRouterOptions {
+  /** Extra prefix inside the router, independent of the host's mount prefix. Default "". */
+  prefix?: string;
+  /** OpenAPI tags of the routes. Default ["chat"]. */
+  tags?: string[];
+  /** Stream inactivity timeout; every event resets it. Default 300 s. */
+  streamTimeoutMs?: number;
+  /** Longest a stream sleeps before writing a heartbeat comment. Default 15 s. */
+  heartbeatMs?: number;
+  /** Told about failures that clients only see as a generic error. */
+  onError?: (error: unknown, context: string) => void;
+}
+
+export const defaultStreamTimeoutMs = 300_000;
+export const defaultHeartbeatMs = 15_000;
+
+function normalizePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, "");
+  if (trimmed === "") return "";
+  return trimmed.startsWith("/") ? trimmed : `/${trimmed}`;
+}
+
+function parseLastEventId(header: unknown, query: unknown): number {
+  const raw = typeof header === "string" && header !== "" ? header : query;
+  if (typeof raw !== "string" || !/^\d{1,15}$/.test(raw)) return 0;
+  return Number(raw);
+}
+
+const sendError = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
+  reply.code(status).header("cache-control", "no-store").send(body);
+
+/**
+ * The chat router as a Fastify plugin: POST /chat, GET /chat/stream/{workflow_id},
+ * GET /chat/history/{workflow_id}/{step_id}. It keeps no state of its own beyond the streams
+ * it is serving, so one kernel can be mounted under several prefixes.
+ */
+export function createChatRouter(
+  kernel: ChatKernel,
+  options: ChatRouterOptions = {},
+): FastifyPluginAsync {
+  assertFrameworkAvailable();
+  const prefix = normalizePrefix(options.prefix ?? "");
+  const tags = options.tags ?? ["chat"];
+  const streamTimeoutMs = options.streamTimeoutMs ?? defaultStreamTimeoutMs;
+  const heartbeatMs = Math.min(options.heartbeatMs ?? defaultHeartbeatMs, defaultHeartbeatMs);
+  const onError = options.onError ?? (() => {});
+  const bus = kernel.traceBus;
+  // OpenAPI metadata for hosts that run a schema generator; Fastify itself ignores it.
+  const docs = (summary: string): FastifySchema => {
+    const schema = { tags, summary };
+    return schema;
+  };
+
+  return async (app) => {
+    const streams = new Set<TraceStreamHandle>();
+    // Hijacked SSE responses would otherwise hold the server open on shutdown.
+    app.addHook("preClose", async () => {
+      for (const stream of streams) stream.close();
+    });
+
+    app.post(`${prefix}/chat`, { schema: docs("Run a chat message") }, async (request, reply) => {
+      const received = performance.now();
+      let chat: ReturnType<typeof parseChatRequest>;
+      try {
+        chat = parseChatRequest(request.body);
+      } catch (error) {
+        return sendError(reply, 400, { error: (error as Error).message });
+      }
+      const stepId = `step_${Math.floor(Date.now() / 1000)}`;
+      const trace = bus.forStep(chat.workflowId, stepId);
+      const abort = new AbortController();
+      const onClose = () => {
+        if (!reply.raw.writableFinished) abort.abort();
+      };
+      reply.raw.once("close", onClose);
+      try {
+        const output = await kernel.execute({
+          task: chat.message,
+          systemPrompt: chat.systemPrompt,
+          context: { ...chat.context, workflow_id: chat.workflowId, step_id: stepId },
+          agentId: chat.agentId,
+          trace,
+          signal: abort.signal,
+        });
+        const answer = answerOf(output);
+        await trace.emit("step_complete", { summary: answer, status: output.status });
+        const response: ChatResponse = {
+          workflow_id: chat.workflowId,
+          step_id: stepId,
+          status: output.status,
+          answer,
+          sources: sourcesOf(output),
+          tokens: tokensOf(output),
+          elapsed_ms: performance.now() - received,
+        };
+        return reply.send(response);
+      } catch (error) {
+        onError(error, "kernel");
+        const message = error instanceof Error ? error.message : String(error);
+        await trace.emit("error", { message });
+        // Streams following this step would otherwise wait for the inactivity timeout.
+        await trace.emit("step_complete", { summary: "", status: "failure" });
+        return sendError(reply, 500, { error: message, workflow_id: chat.workflowId });
+      } finally {
+        reply.raw.off("close", onClose);
+      }
+    });
+
+    app.get<{ Params: { workflow_id: string }; Querystring: { last_event_id?: string } }>(
+      `${prefix}/chat/stream/:workflow_id`,
+      { schema: docs("Stream the trace events of a workflow (SSE)") },
+      async (request, reply) => {
+        const workflowId = request.params.workflow_id;
+        if (!isValidTraceId(workflowId)) {
+          return sendError(reply, 400, { error: "workflow_id must match [A-Za-z0-9_-]" });
+        }
+        reply.hijack();
+        await serveTraceStream(
+          request.raw,
+          reply.raw,
+          {
+            bus,
+            workflowId,
+            lastEventId: parseLastEventId(
+              request.headers["last-event-id"],
+              request.query.last_event_id,
+            ),
+            inactivityTimeoutMs: streamTimeoutMs,
+            heartbeatMs: Math.min(heartbeatMs, streamTimeoutMs),
+            onError: (error) => onError(error, "stream"),
+          },
+          (handle) => {
+            streams.add(handle);
+            return () => streams.delete(handle);
+          },
+        );
+      },
+    );
+
+    app.get<{ Params: { workflow_id: string; step_id: string } }>(
+      `${prefix}/chat/history/:workflow_id/:step_id`,
+      { schema: docs("Read the trace events of one step") },
+      async (request, reply) => {
+        const { workflow_id: workflowId, step_id: stepId } = request.params;
+        if (!isValidTraceId(workflowId) || !isValidTraceId(stepId)) {
+          return sendError(reply, 400, {
+            error: "workflow_id and step_id must match [A-Za-z0-9_-]",
+          });
+        }
+        try {
+          return reply.send({ events: await bus.history(workflowId, stepId) });
+        } catch (error) {
+          if (error instanceof TraceHistoryError && error.failure === "not_found") {
+            return sendError(reply, 404, { error: error.message });
+          }
+          if (error instanceof TraceHistoryError && error.failure === "invalid_id") {
+            return sendError(reply, 400, { error: error.message });
+          }
+          onError(error, "history");
+          return sendError(reply, 500, { error: "trace cannot be read" });
+        }
+      },
+    );
+  };
+}

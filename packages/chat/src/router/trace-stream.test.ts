@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Cache } from "@atrium/kit";
+import { EventSource } from "eventsource";
+import { startTestChatApp } from "../testing/chat-app.js";
+import { readSse } from "../testing/sse-client.js";
+import { createTestCache } from "../testing/test-cache.js";
+import type { TraceEvent } from "../trace/trace-event.js";
+
+const total = 3000;
+
+function followWithEventSource(url: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const seqs: number[] = [];
+    const es = new EventSource(url);
+    es.onmessage = (message) => {
+      const event = JSON.parse(message.data) as TraceEvent;
+      seqs.push(event.seq!);
+      if (event.type === "step_complete") {
+        es.close();
+        resolve(seqs);
+      }
+    };
+    es.onerror = (error) => {
+      es.close();
+      reject(error);
+    };
+  });
+}
+
+/**
+ * Publishes a few thousand events while clients connect at random moments; every client must
+ * receive every event exactly once, in order.
+ */
+export async function proveNoLossNoDuplicates(cache: Cache, workflowId: string): Promise<void> {
+  const chat = await startTestChatApp(cache, async () => ({ status: "success", metadata: {} }));
+  try {
+    const url = `${chat.base}/api/v1/chat/stream/${workflowId}`;
+    const clients: Promise<number[]>[] = [];
+    const connectAt = new Set(Array.from({ length: 40 }, () => Math.floor(Math.random() * total)));
+    connectAt.add(0);
+    let n = 0;
+    for (let i = 0; i < total; i++) {
+      if (connectAt.has(i)) {
+        clients.push(
+          n++ % 4 === 0
+            ? followWithEventSource(url)
+            : readSse(url).then((r) => r.events.map((e) => e.seq!)),
+        );
+      }
+      const type = i === total - 1 ? "step_complete" : "thinking";
+      const published = chat.bus.publish({
+        workflow_id: workflowId,
+        step_id: "step_1",
+        type,
+        data: { thought: `t${i}`, summary: type === "step_complete" ? "done" : undefined },
+      });
+      // Mostly fire-and-forget so publishing races the clients' subscribe and replay.
+      if (i % 25 === 0) {
+        await published;
+        await sleep(Math.random() * 3);
+      }
+    }
+    clients.push(readSse(url).then((r) => r.events.map((e) => e.seq!)));
+    const expected = Array.from({ length: total }, (_, i) => i + 1);
+    const results = await Promise.all(clients);
+    for (const [i, seqs] of results.entries()) {
+      assert.equal(seqs.length, total, `client ${i} got ${seqs.length} events`);
+      assert.deepEqual(seqs, expected, `client ${i} got every event once, in order`);
+    }
+    while (cache.subscriberCount() > 0) await sleep(10);
+  } finally {
+    await chat.close();
+  }
+}
+
+test("clients joining at random moments get every event exactly once (in-process)", async () => {
+  await proveNoLossNoDuplicates(createTestCache(), `wf_race_${process.pid}`);
+});

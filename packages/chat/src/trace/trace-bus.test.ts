@@ -1,0 +1,66 @@
+import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { createTestCache } from "../testing/test-cache.js";
+import { createTraceBus } from "./trace-bus.js";
+import type { TraceEvent } from "./trace-event.js";
+
+test("publish numbers events per workflow, logs, publishes and writes the step's file", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "traces-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const cache = createTestCache();
+  const bus = createTraceBus({ cache, tracesDir: dir, logCapacity: 3 });
+  const live: TraceEvent[] = [];
+  const unsubscribe = await bus.subscribe("wf1", (e) => live.push(e));
+  const trace = bus.forStep("wf1", "step_1");
+  for (let i = 0; i < 5; i++) void trace.emit("thinking", { thought: `t${i}` });
+  await bus.publish({ workflow_id: "wf2", step_id: "step_9", type: "thinking", data: {} });
+  await trace.emit("step_complete", { summary: "done" });
+  await unsubscribe();
+
+  assert.deepEqual(
+    live.map((e) => e.seq),
+    [1, 2, 3, 4, 5, 6],
+  );
+  const replay = await bus.replay("wf1");
+  assert.deepEqual(
+    replay.map((e) => e.seq),
+    [4, 5, 6],
+    "the log keeps only the newest logCapacity events",
+  );
+  assert.equal((await bus.replay("wf2"))[0].seq, 1, "sequence numbers are per workflow");
+  const history = await bus.history("wf1", "step_1");
+  assert.equal(history.length, 6);
+  assert.deepEqual(history[5].data, { summary: "done" });
+  assert.match(history[0].timestamp, /^\d{4}-\d\d-\d\dT/);
+  const text = await readFile(join(dir, "wf1", "step_1.jsonl"), "utf8");
+  assert.equal(text.trim().split("\n").length, 6);
+});
+
+test("history rejects ids that could leave the traces directory", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "traces-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const bus = createTraceBus({ tracesDir: dir });
+  for (const [wf, step] of [
+    ["..", "x"],
+    ["wf", "../../etc/passwd"],
+    ["wf/..", "x"],
+    [".hidden", "x"],
+    ["wf", ""],
+  ]) {
+    await assert.rejects(bus.history(wf, step), { failure: "invalid_id" });
+  }
+  await assert.rejects(bus.history("wf", "nope"), { failure: "not_found" });
+});
+
+test("without a cache the bus still writes trace files but cannot stream", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "traces-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const bus = createTraceBus({ tracesDir: dir });
+  await bus.forStep("wf", "s").emit("thinking", { thought: "x" });
+  assert.equal((await bus.history("wf", "s")).length, 1);
+  assert.deepEqual(await bus.replay("wf"), []);
+  await assert.rejects(bus.subscribe("wf", () => {}));
+});

@@ -1,0 +1,143 @@
+import type { Cache, Unsubscribe } from "@atrium/kit";
+import {
+  parseTraceEvent,
+  type TraceEvent,
+  type TraceEventInput,
+  type TraceEventType,
+} from "./trace-event.js";
+import { createTraceFiles, type TraceFiles } from "./trace-files.js";
+
+export interface TraceBusOptions {
+  /** The cache + pub/sub store; without one the bus only writes trace files and cannot stream. */
+  cache?: Cache;
+  /** Directory of the JSON Lines trace files. */
+  tracesDir: string;
+  /** Events kept in each workflow's log for replay; older ones are trimmed. Default 10,000. */
+  logCapacity?: number;
+  /** Seconds a workflow's log and sequence counter live after its last event. Default 7 days. */
+  retentionSeconds?: number;
+  /** Told about trace writes that failed; tracing never fails the chat that produces it. */
+  onError?: (error: unknown, event: TraceEventInput) => void;
+}
+
+export type TraceEventHandler = (event: TraceEvent) => void;
+
+/** Emits the events of one step; bound to its workflow and step. Never rejects. */
+export interface TraceEmitter {
+  readonly workflowId: string;
+  readonly stepId: string;
+  emit(type: TraceEventType, data: Record<string, unknown>): Promise<void>;
+}
+
+export interface TraceBus {
+  /** The store backing replay and live streams, or undefined when none is configured. */
+  readonly cache: Cache | undefined;
+  readonly files: TraceFiles;
+  /**
+   * Assigns the next sequence number of the workflow, appends the event to the workflow's capped
+   * log, publishes it on `trace_events:{workflow_id}` and appends it to the step's trace file.
+   * Events of one workflow published from this process are written strictly in sequence order.
+   */
+  publish(event: TraceEventInput): Promise<TraceEvent>;
+  /** The buffered log of a workflow, oldest first. */
+  replay(workflowId: string): Promise<TraceEvent[]>;
+  /** Resolves once the store acknowledged the subscription. */
+  subscribe(workflowId: string, handler: TraceEventHandler): Promise<Unsubscribe>;
+  /** The events of one step read from its trace file. */
+  history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
+  forStep(workflowId: string, stepId: string): TraceEmitter;
+}
+
+export const traceChannel = (workflowId: string) => `trace_events:${workflowId}`;
+const logKey = (workflowId: string) => `trace_log:${workflowId}`;
+const seqKey = (workflowId: string) => `trace_seq:${workflowId}`;
+
+export const defaultLogCapacity = 10_000;
+export const defaultRetentionSeconds = 7 * 24 * 3600;
+
+export function createTraceBus(options: TraceBusOptions): TraceBus {
+  const { cache } = options;
+  const capacity = options.logCapacity ?? defaultLogCapacity;
+  const retention = options.retentionSeconds ?? defaultRetentionSeconds;
+  const files = createTraceFiles(options.tracesDir);
+  // Per-workflow write queue: the sequence number is taken inside it, so the log, the channel and
+  // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
+  const queues = new Map<string, Promise<unknown>>();
+
+  async function write(input: TraceEventInput): Promise<TraceEvent> {
+    const event: TraceEvent = {
+      workflow_id: input.workflow_id,
+      step_id: input.step_id,
+      type: input.type,
+      timestamp: input.timestamp ?? new Date().toISOString(),
+      data: input.data,
+    };
+    if (!cache) {
+      await files.append(event);
+      return event;
+    }
+    event.seq = await cache.incr(seqKey(event.workflow_id));
+    const json = JSON.stringify(event);
+    const length = await cache.rpush(logKey(event.workflow_id), json);
+    // Published only after the event is in the log: a stream that subscribed before this point
+    // gets it live, one that replays after it finds it in the log; dedupe by seq does the rest.
+    await Promise.all([
+      length > capacity ? cache.ltrim(logKey(event.workflow_id), -capacity, -1) : undefined,
+      cache.expire(logKey(event.workflow_id), retention),
+      cache.expire(seqKey(event.workflow_id), retention),
+      cache.publish(traceChannel(event.workflow_id), json),
+      files.append(event),
+    ]);
+    return event;
+  }
+
+  const bus: TraceBus = {
+    cache,
+    files,
+    publish(input) {
+      const previous = queues.get(input.workflow_id) ?? Promise.resolve();
+      const result = previous.then(() => write(input));
+      const tail = result.catch(() => undefined);
+      queues.set(input.workflow_id, tail);
+      void tail.then(() => {
+        if (queues.get(input.workflow_id) === tail) queues.delete(input.workflow_id);
+      });
+      return result;
+    },
+    async replay(workflowId) {
+      if (!cache) return [];
+      const lines = await cache.lrange(logKey(workflowId), 0, -1);
+      const events: TraceEvent[] = [];
+      for (const line of lines) {
+        const event = parseTraceEvent(line);
+        if (event) events.push(event);
+      }
+      return events;
+    },
+    subscribe(workflowId, handler) {
+      if (!cache) return Promise.reject(new Error("no cache store configured"));
+      return cache.subscribe(traceChannel(workflowId), (message) => {
+        const event = parseTraceEvent(message);
+        if (event) handler(event);
+      });
+    },
+    history(workflowId, stepId) {
+      return files.read(workflowId, stepId);
+    },
+    forStep(workflowId, stepId) {
+      return {
+        workflowId,
+        stepId,
+        async emit(type, data) {
+          const input: TraceEventInput = { workflow_id: workflowId, step_id: stepId, type, data };
+          try {
+            await bus.publish(input);
+          } catch (error) {
+            options.onError?.(error, input);
+          }
+        },
+      };
+    },
+  };
+  return bus;
+}
