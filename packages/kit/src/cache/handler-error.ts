@@ -1,0 +1,9 @@
+/** Receives an error thrown by a pub/sub message handler; the other handlers still run. */
+export type HandlerErrorReporter = (error: unknown, channel: string) => void;
+
+export const warnHandlerError: HandlerErrorReporter = (error, channel) => {
+  const detail = error instanceof Error ? error.message : String(error);
+  process.emitWarning(`message handler on channel "${channel}" threw: ${detail}`, {
+    code: "ATRIUM_CACHE_HANDLER",
+  });
+};

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { test } from "node:test";
+import { Redis } from "ioredis";
+import { eventually } from "../testing/eventually.js";
+import { needsServer, redisUrl } from "../testing/servers.js";
+import { cacheContract } from "./cache-contract.js";
+import { createRedisCache } from "./redis-cache.js";
+
+cacheContract("redis", async (t, onHandlerError) => {
+  if (!(await needsServer(t, "redis"))) return undefined;
+  return createRedisCache({ url: redisUrl(), onHandlerError });
+});
+
+/** A plain connection for looking at the server from outside the adapter. */
+function inspector(t: { after(fn: () => Promise<unknown>): void }): Redis {
+  const redis = new Redis(redisUrl());
+  t.after(() => redis.quit());
+  return redis;
+}
+
+async function numberOfSubscriptions(redis: Redis, channel: string): Promise<number> {
+  const [, count] = (await redis.pubsub("NUMSUB", channel)) as [string, number];
+  return Number(count);
+}
+
+test("local handlers of a channel share one Redis subscription, dropped with the last", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  const cache = createRedisCache({ url: redisUrl() });
+  t.after(() => cache.close());
+  const redis = inspector(t);
+  const channel = `atrium-test:${randomUUID()}`;
+  const unsubscribeA = await cache.subscribe(channel, () => undefined);
+  const unsubscribeB = await cache.subscribe(channel, () => undefined);
+  assert.equal(await numberOfSubscriptions(redis, channel), 1);
+  await unsubscribeA();
+  assert.equal(await numberOfSubscriptions(redis, channel), 1);
+  await unsubscribeB();
+  assert.equal(await numberOfSubscriptions(redis, channel), 0);
+});
+
+test("subscriptions survive the subscriber connection being killed", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  const connectionName = `atrium-test-${randomUUID()}`;
+  const cache = createRedisCache({ url: redisUrl(), connectionName });
+  t.after(() => cache.close());
+  const redis = inspector(t);
+  const channel = `atrium-test:${randomUUID()}`;
+  const received: string[] = [];
+  const unsubscribe = await cache.subscribe(channel, (message) => received.push(message));
+
+  const clients = (await redis.client("LIST")) as string;
+  const line = clients.split("\n").find((l) => l.includes(` name=${connectionName}:subscriber `));
+  const id = line?.match(/^id=(\d+)/)?.[1];
+  assert.ok(id, "the subscriber connection is listed by name");
+  await redis.client("KILL", "ID", id);
+
+  await eventually("a message published after the reconnect arrived", async () => {
+    await cache.publish(channel, "after reconnect");
+    return received.length > 0;
+  });
+  assert.equal(cache.subscriberCount(), 1);
+  await unsubscribe();
+});

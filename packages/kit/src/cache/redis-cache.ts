@@ -1,0 +1,165 @@
+import { Redis } from "ioredis";
+import type { Cache, MessageHandler, Unsubscribe } from "./cache.js";
+import { type HandlerErrorReporter, warnHandlerError } from "./handler-error.js";
+import { ttlMilliseconds } from "./ttl.js";
+
+export interface RedisCacheOptions {
+  url: string;
+  onHandlerError?: HandlerErrorReporter;
+  /** Names both connections (CLIENT SETNAME) so operators can tell them apart. */
+  connectionName?: string;
+}
+
+interface Subscription {
+  handler: MessageHandler;
+}
+
+/** Local handlers of one channel, sharing one Redis subscription. */
+interface Channel {
+  subscriptions: Set<Subscription>;
+  subscribedInRedis: boolean;
+  /** The last SUBSCRIBE/UNSUBSCRIBE issued for this channel; changes are applied in order. */
+  settled: Promise<void>;
+}
+
+/**
+ * The Redis cache: one connection for commands and one dedicated to pub/sub, since a connection
+ * in subscriber mode can run nothing else. ioredis re-subscribes after a reconnect.
+ */
+export function createRedisCache(options: RedisCacheOptions): Cache {
+  const onHandlerError = options.onHandlerError ?? warnHandlerError;
+  const name = options.connectionName;
+  const commands = new Redis(options.url, name ? { connectionName: `${name}:commands` } : {});
+  const subscriber = new Redis(options.url, name ? { connectionName: `${name}:subscriber` } : {});
+  const channels = new Map<string, Channel>();
+  let closed = false;
+
+  subscriber.on("message", (channelName: string, message: string) => {
+    const channel = channels.get(channelName);
+    if (channel === undefined) return;
+    for (const { handler } of [...channel.subscriptions]) {
+      try {
+        handler(message, channelName);
+      } catch (error) {
+        onHandlerError(error, channelName);
+      }
+    }
+  });
+
+  /** Brings the Redis subscription of a channel in line with its local handlers. */
+  function reconcile(channelName: string, channel: Channel): Promise<void> {
+    const next = channel.settled
+      .catch(() => undefined)
+      .then(async () => {
+        const wanted = channel.subscriptions.size > 0;
+        if (wanted && !channel.subscribedInRedis) {
+          await subscriber.subscribe(channelName);
+          channel.subscribedInRedis = true;
+        } else if (!wanted && channel.subscribedInRedis) {
+          await subscriber.unsubscribe(channelName);
+          channel.subscribedInRedis = false;
+        }
+        if (!wanted && !channel.subscribedInRedis && channels.get(channelName) === channel) {
+          channels.delete(channelName);
+        }
+      });
+    channel.settled = next;
+    return next;
+  }
+
+  async function quit(connection: Redis): Promise<void> {
+    try {
+      await connection.quit();
+    } catch {
+      connection.disconnect();
+    }
+  }
+
+  return {
+    kind: "redis",
+
+    get: (key) => commands.get(key),
+
+    async set(key, value, ttlSeconds) {
+      if (ttlSeconds === undefined) await commands.set(key, value);
+      else await commands.set(key, value, "PX", ttlMilliseconds(ttlSeconds));
+    },
+
+    async del(...keys) {
+      return keys.length === 0 ? 0 : commands.del(...keys);
+    },
+
+    incr: (key) => commands.incr(key),
+
+    async expire(key, ttlSeconds) {
+      await commands.pexpire(key, ttlMilliseconds(ttlSeconds));
+    },
+
+    async lpush(key, ...values) {
+      return values.length === 0 ? commands.llen(key) : commands.lpush(key, ...values);
+    },
+
+    async rpush(key, ...values) {
+      return values.length === 0 ? commands.llen(key) : commands.rpush(key, ...values);
+    },
+
+    lrange: (key, start, stop) => commands.lrange(key, start, stop),
+
+    async ltrim(key, start, stop) {
+      await commands.ltrim(key, start, stop);
+    },
+
+    llen: (key) => commands.llen(key),
+
+    async publish(channel, message) {
+      await commands.publish(channel, message);
+    },
+
+    async subscribe(channelName, handler): Promise<Unsubscribe> {
+      if (closed) throw new Error("cache is closed");
+      const subscription: Subscription = { handler };
+      let channel = channels.get(channelName);
+      if (channel === undefined) {
+        channel = {
+          subscriptions: new Set(),
+          subscribedInRedis: false,
+          settled: Promise.resolve(),
+        };
+        channels.set(channelName, channel);
+      }
+      const joined = channel;
+      joined.subscriptions.add(subscription);
+      try {
+        await reconcile(channelName, joined);
+      } catch (error) {
+        joined.subscriptions.delete(subscription);
+        reconcile(channelName, joined).catch(() => undefined);
+        throw error;
+      }
+      let active = true;
+      return async () => {
+        if (!active) return;
+        active = false;
+        joined.subscriptions.delete(subscription);
+        if (!closed) await reconcile(channelName, joined);
+      };
+    },
+
+    subscriberCount() {
+      let count = 0;
+      for (const channel of channels.values()) count += channel.subscriptions.size;
+      return count;
+    },
+
+    async ping() {
+      await commands.ping();
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      channels.clear();
+      await Promise.all([quit(commands), quit(subscriber)]);
+    },
+  };
+}

@@ -1,0 +1,13 @@
+export type { BlobStore, StoredBlob } from "./blob/blob.js";
+export { createBlobStore } from "./blob/create-blob-store.js";
+export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";
+export { createS3BlobStore, type S3BlobStoreOptions } from "./blob/s3-blob-store.js";
+export type { Cache, MessageHandler, Unsubscribe } from "./cache/cache.js";
+export { type CacheOptions, createCache } from "./cache/create-cache.js";
+export type { HandlerErrorReporter } from "./cache/handler-error.js";
+export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
+export { createRedisCache, type RedisCacheOptions } from "./cache/redis-cache.js";
+export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
+export { createQueue, type QueueOptions } from "./queue/create-queue.js";
+export { createMemoryQueue } from "./queue/memory-queue.js";
+export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queue.js";

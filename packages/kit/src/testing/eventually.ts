@@ -1,0 +1,17 @@
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * Polls until `check` holds. The deadline only turns a hang into a readable failure; contract
+ * tests never assert how long something took.
+ */
+export async function eventually(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  deadlineMs = 10_000,
+): Promise<void> {
+  const giveUpAt = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > giveUpAt) throw new Error(`timed out waiting until ${what}`);
+    await sleep(20);
+  }
+}
