@@ -1,3 +1,13 @@
+export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
+export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
+export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
+export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
+export {
+  type MigrationLogger,
+  type RunMigrationsOptions,
+  runMigrations,
+} from "./sql/migrator.js";
+export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
 export type { BlobStore, StoredBlob } from "./blob/blob.js";
 export { createBlobStore } from "./blob/create-blob-store.js";
 export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";

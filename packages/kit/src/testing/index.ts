@@ -1,1 +1,2 @@
 export * from "./servers.js";
+export * from "./test-postgres.js";

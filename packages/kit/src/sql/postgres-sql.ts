@@ -1,0 +1,137 @@
+import pg from "pg";
+import type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql.js";
+import { createTransactionScope } from "./transaction-scope.js";
+
+export interface PostgresSqlOptions {
+  /** `postgres://user:pass@host:port/db`; query parameters such as `options` are honoured. */
+  url: string;
+  /** Pool size; `pg`'s default (10) when absent. */
+  max?: number;
+  /**
+   * Schema to work in: created when missing and put first on the search_path of every pooled
+   * connection (followed by `public`, where extensions usually live).
+   */
+  schema?: string;
+  /** Receives errors of idle pooled connections, which the pool then discards. */
+  logger?: SqlLogger;
+}
+
+const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Returns `url` with a startup option that puts `schema` first on the search_path. */
+export function withSearchPath(url: string, schema: string): string {
+  if (!schemaPattern.test(schema)) {
+    throw new Error(`invalid schema name "${schema}": use lower-case letters, digits and _`);
+  }
+  const parsed = new URL(url);
+  const options = [parsed.searchParams.get("options"), `-c search_path=${schema},public`];
+  parsed.searchParams.set("options", options.filter(Boolean).join(" "));
+  return parsed.toString();
+}
+
+const int8 = 20;
+
+/** PGlite's int8 decoding, so both adapters hand callers the same values. */
+function parseInt8(text: string): number | bigint {
+  const value = BigInt(text);
+  return value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER
+    ? Number(value)
+    : value;
+}
+
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === int8 && format !== "binary"
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
+};
+
+async function run<Row>(
+  client: pg.Pool | pg.PoolClient,
+  text: string,
+  params?: unknown[],
+): Promise<SqlResult<Row>> {
+  const result = (await client.query(text, params)) as pg.QueryResult | pg.QueryResult[];
+  // A parameterless multi-statement text yields one result per statement.
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  return { rows: (last?.rows ?? []) as Row[], rowCount: last?.rowCount ?? 0 };
+}
+
+const duplicateSchemaCodes = new Set(["42P06", "23505"]);
+
+async function ensureSchema(pool: pg.Pool, schema: string): Promise<void> {
+  try {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  } catch (error) {
+    // Two instances creating the same schema at once: the loser sees a duplicate; both are fine.
+    if (!duplicateSchemaCodes.has((error as { code?: string }).code ?? "")) throw error;
+  }
+}
+
+/** The SQL port on PostgreSQL through a `pg` pool; resolves once the schema is usable. */
+export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sql> {
+  const url = options.schema ? withSearchPath(options.url, options.schema) : options.url;
+  const pool = new pg.Pool({ connectionString: url, max: options.max, types });
+  pool.on("error", (error) => {
+    options.logger?.warn({ err: error }, "idle PostgreSQL connection failed; pool discarded it");
+  });
+  if (options.schema) {
+    try {
+      await ensureSchema(pool, options.schema);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    dialect: "postgres",
+
+    query<Row>(text: string, params?: unknown[]) {
+      return run<Row>(pool, text, params);
+    },
+
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      const scope = createTransactionScope((text, params) => run(client, text, params));
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        const value = await fn(scope.tx);
+        scope.end();
+        await client.query("COMMIT");
+        return value;
+      } catch (error) {
+        scope.end();
+        try {
+          await client.query("ROLLBACK");
+        } catch (rollbackError) {
+          // A connection that cannot roll back must not return to the pool mid-transaction.
+          broken = rollbackError as Error;
+        }
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
+
+    async hasVector() {
+      const { rows } = await run<{ available: boolean }>(
+        pool,
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available",
+      );
+      return rows[0]?.available === true;
+    },
+
+    async ping() {
+      await pool.query("SELECT 1");
+    },
+
+    close() {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}
