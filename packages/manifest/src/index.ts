@@ -1,0 +1,2 @@
+export { type CliIo, exitCodes, runCli } from "./cli.js";
+export { VERSION } from "./version.js";
