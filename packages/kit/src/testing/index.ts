@@ -1,2 +1,3 @@
 export * from "./servers.js";
 export * from "./test-postgres.js";
+export * from "./eventually.js";
