@@ -19,15 +19,15 @@ export function isSinglePlaceholder(value: ManifestValue | undefined): boolean {
 /** Replaces placeholders whose value is known; unknown ones stay as written. */
 export function expandPlaceholders(
   value: ManifestValue,
-  valueOf: (name: string) => string | undefined,
+  lookup: (name: string) => string | undefined,
 ): ManifestValue {
   if (typeof value === "string") {
-    return value.replace(placeholderPattern, (whole, name: string) => valueOf(name) ?? whole);
+    return value.replace(placeholderPattern, (whole, name: string) => lookup(name) ?? whole);
   }
-  if (Array.isArray(value)) return value.map((item) => expandPlaceholders(item, valueOf));
+  if (Array.isArray(value)) return value.map((item) => expandPlaceholders(item, lookup));
   if (isRecord(value)) {
     return Object.fromEntries(
-      Object.entries(value).map(([key, item]) => [key, expandPlaceholders(item, valueOf)]),
+      Object.entries(value).map(([key, item]) => [key, expandPlaceholders(item, lookup)]),
     );
   }
   return value;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${PLACEHOLDER} text is manifest syntax, not a template
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { LiveProvider } from "./broker-client.js";
