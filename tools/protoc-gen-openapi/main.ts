@@ -1,4 +1,6 @@
+import { readFileSync } from "node:fs";
 import { runNodeJs } from "@bufbuild/protoplugin";
-import { openapiPlugin } from "./plugin.js";
+import { createOpenApiPlugin } from "./plugin.js";
 
-runNodeJs(openapiPlugin);
+const version = readFileSync(new URL("../../VERSION", import.meta.url), "utf8").trim();
+runNodeJs(createOpenApiPlugin({ version }));

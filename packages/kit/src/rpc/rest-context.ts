@@ -1,0 +1,58 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { type ContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import type { FastifyReply, FastifyRequest } from "fastify";
+
+/** The protocol name REST calls report in `HandlerContext.protocolName`. */
+export const restProtocolName = "rest";
+
+export interface RestHandlerContextOptions {
+  service: DescService;
+  method: DescMethod;
+  request: FastifyRequest;
+  reply: FastifyReply;
+  contextValues: ContextValues | undefined;
+}
+
+export interface RestHandlerContext {
+  readonly context: HandlerContext;
+  /** Aborts `context.signal` as Connect does when a call completes, and stops watching the client. */
+  complete(): void;
+}
+
+/**
+ * A real Connect HandlerContext for a REST call, so one implementation serves both transports:
+ * same headers, descriptors and context values, and a signal that fires when the client goes away.
+ */
+export function createRestHandlerContext(options: RestHandlerContextOptions): RestHandlerContext {
+  const { request, reply } = options;
+  const context = createHandlerContext({
+    service: options.service,
+    method: options.method,
+    protocolName: restProtocolName,
+    requestMethod: request.method,
+    url: `${request.protocol}://${request.host}${request.url}`,
+    requestHeader: toHeaders(request.headers),
+    contextValues: options.contextValues,
+  });
+  const onClose = () => {
+    if (!reply.raw.writableFinished) context.abort(new Error("client closed the connection"));
+  };
+  reply.raw.once("close", onClose);
+  return {
+    context,
+    complete() {
+      reply.raw.off("close", onClose);
+      context.abort();
+    },
+  };
+}
+
+function toHeaders(incoming: FastifyRequest["headers"]): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    // HTTP/2 pseudo-headers (":path") are not valid header names.
+    if (value === undefined || name.startsWith(":")) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
+}
