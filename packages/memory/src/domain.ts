@@ -1,0 +1,40 @@
+/** Memory is keyed by scope, not by session; `agentId` is "" when the session named none. */
+export interface Scope {
+  tenantId: string;
+  userId: string;
+  agentId: string;
+}
+
+export const EVENT_ROLES = ["user", "agent", "system"] as const;
+export const EVENT_TYPES = ["message", "thought", "action", "observation"] as const;
+export type EventRole = (typeof EVENT_ROLES)[number];
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface SessionRecord extends Scope {
+  id: string;
+  metadata: Record<string, string>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface StmEvent {
+  id: string;
+  sessionId: string;
+  role: EventRole;
+  type: EventType;
+  content: string;
+  metadata: Record<string, string>;
+  blobUri?: string;
+  blobMimeType?: string;
+  timestamp: Date;
+  /** How many repeated automation events this one stands for (1 when not coalesced). */
+  coalescedCount: number;
+}
+
+/** Metadata keys that change how the pipeline treats an event. */
+export const WORKFLOW_KEYS = ["workflow_id", "execution_id", "step_id", "origin_service"] as const;
+
+export function scopeKey(scope: Scope): string {
+  // Segments are URI-encoded so that a ":" inside an id cannot make two scopes collide.
+  return [scope.tenantId, scope.userId, scope.agentId].map(encodeURIComponent).join(":");
+}

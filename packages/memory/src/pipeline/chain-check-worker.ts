@@ -1,0 +1,255 @@
+import { randomUUID } from "node:crypto";
+import type { Sql } from "@atrium/kit";
+import type { ChainAnalyser } from "../chains/analyse-chain.js";
+import type { ContinuityJudge } from "../chains/continuity.js";
+import { findMergeTarget } from "../chains/heat.js";
+import type { ChainAnalysis } from "../chains/text-analysis.js";
+import { contentWords, extractiveSummary, keywordTopic } from "../chains/text-analysis.js";
+import type { Scope, StmEvent } from "../domain.js";
+import { type Embedder, embedOne } from "../embeddings/embedder.js";
+import { cosineSimilarity, l2Normalize } from "../embeddings/vectors.js";
+import { type ChainRecord, chainStore } from "../store/chains.js";
+import type { EventStore } from "../store/events.js";
+import { graphStore } from "../store/graph.js";
+import type { VectorSearch } from "../store/vector-search.js";
+
+export const CHAIN_CHECK_JOB = "cognitive_chain_check";
+
+export interface ChainCheckJob {
+  scope: Scope;
+}
+
+export interface ChainCheckWorkerOptions {
+  sql: Sql;
+  events: EventStore;
+  embedder: Embedder;
+  analyser: ChainAnalyser;
+  judge: ContinuityJudge;
+  vectorSearch: VectorSearch;
+  /** Pending events read per pass; default 100. */
+  batchSize?: number;
+  now?: () => Date;
+}
+
+// Embedding models have input limits; the newest part of a long chain says most about it.
+const EMBED_CHARS = 6000;
+
+/** What closing or growing a chain writes, in one transaction. */
+interface ChainChange {
+  save: ChainRecord;
+  /** A chain merged into `save`. */
+  remove?: string;
+  /** Facts of the merged-in part, when `save` is in the graph already. */
+  promote?: ChainAnalysis;
+}
+
+const speaker = (e: StmEvent) => (e.role === "user" ? "User" : "Agent");
+
+/** Chain metadata: the events' own keys, the newest value winning, without provenance noise. */
+function mergeMetadata(into: Record<string, string>, from: Record<string, string>) {
+  for (const [k, v] of Object.entries(from)) into[k] = v;
+}
+
+/** A chain a reader can recognise as worth keeping: some distinct content words. */
+function qualityOf(content: string): number {
+  return Math.min(1, new Set(contentWords(content)).size / 20);
+}
+
+/**
+ * The `cognitive_chain_check` worker: reads the scope's pending messages in order, decides per
+ * user message whether the open chain continues, closes it on a topic change (analysis, merge
+ * into a very similar chain, graph promotion if that chain already was), and keeps the open
+ * chain searchable with an extractive summary as it grows.
+ */
+export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
+  const { sql, events, embedder, analyser, judge, vectorSearch } = options;
+  const batchSize = options.batchSize ?? 100;
+  const now = options.now ?? (() => new Date());
+
+  function startChain(event: StmEvent, scope: Scope): ChainRecord {
+    return {
+      id: randomUUID(),
+      scope,
+      sessionId: event.sessionId,
+      status: "open",
+      topic: "",
+      summary: "",
+      content: "",
+      metadata: {},
+      eventIds: [],
+      workflowId: event.metadata.workflow_id || null,
+      embedding: [],
+      userVectorSum: null,
+      analysisMethod: "extractive",
+      entities: [],
+      relations: [],
+      importance: 0.5,
+      density: 0.5,
+      quality: 0,
+      recallStrength: 1,
+      accessCount: 0,
+      lastAccessAt: event.timestamp,
+      lastStrengthenedAt: null,
+      heat: null,
+      promotedAt: null,
+      firstEventAt: event.timestamp,
+      lastEventAt: event.timestamp,
+    };
+  }
+
+  function append(chain: ChainRecord, event: StmEvent, userVector?: number[]) {
+    chain.content += `${chain.content ? "\n" : ""}${speaker(event)}: ${event.content}`;
+    chain.eventIds.push(event.id);
+    mergeMetadata(chain.metadata, event.metadata);
+    if (event.timestamp > chain.lastEventAt) chain.lastEventAt = event.timestamp;
+    if (event.timestamp < chain.firstEventAt) chain.firstEventAt = event.timestamp;
+    if (chain.lastAccessAt < chain.lastEventAt) chain.lastAccessAt = chain.lastEventAt;
+    chain.sessionId = event.sessionId;
+    if (userVector) {
+      chain.userVectorSum = chain.userVectorSum
+        ? chain.userVectorSum.map((x, i) => x + userVector[i])
+        : [...userVector];
+    }
+  }
+
+  /** Summary, topic and vector of a chain that is still growing: cheap, extractive. */
+  async function refreshOpen(chain: ChainRecord) {
+    chain.summary = extractiveSummary(chain.content);
+    chain.topic = keywordTopic(chain.content);
+    chain.quality = qualityOf(chain.content);
+    chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
+  }
+
+  /**
+   * Closes a chain: full analysis (LLM when configured), then either merges it into a very
+   * similar closed chain of the scope or stores it closed. Returns the chains to write and the
+   * id of the chain to delete, applied by the caller in one transaction.
+   */
+  async function close(chain: ChainRecord): Promise<ChainChange> {
+    const analysis = await analyser.analyse(chain.content);
+    chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
+    const hits = await vectorSearch.search({
+      ...chain.scope,
+      embedding: chain.embedding,
+      limit: 4,
+    });
+    const candidates = await chainStore.byIds(
+      sql,
+      hits.filter((h) => h.chainId !== chain.id).map((h) => h.chainId),
+      true,
+    );
+    const similarity = new Map(hits.map((h) => [h.chainId, h.similarity]));
+    const target = findMergeTarget(
+      candidates
+        .filter((c) => c.status === "closed")
+        .map((c) => ({ chain: c, similarity: similarity.get(c.id) ?? 0 })),
+    );
+    if (!target) {
+      Object.assign(chain, {
+        status: "closed",
+        summary: analysis.summary,
+        topic: analysis.topic,
+        importance: analysis.importance,
+        density: analysis.density,
+        entities: analysis.entities,
+        relations: analysis.relations,
+        analysisMethod: analysis.method,
+        quality: qualityOf(chain.content),
+      });
+      return { save: chain };
+    }
+    const merged = target.chain;
+    merged.content = `${merged.content}\n${chain.content}`;
+    merged.eventIds = [...merged.eventIds, ...chain.eventIds];
+    mergeMetadata(merged.metadata, chain.metadata);
+    if (chain.firstEventAt < merged.firstEventAt) merged.firstEventAt = chain.firstEventAt;
+    if (chain.lastEventAt > merged.lastEventAt) merged.lastEventAt = chain.lastEventAt;
+    const mergedAnalysis = await analyser.analyse(merged.content);
+    Object.assign(merged, {
+      summary: mergedAnalysis.summary,
+      topic: mergedAnalysis.topic,
+      importance: Math.max(merged.importance, mergedAnalysis.importance),
+      density: mergedAnalysis.density,
+      entities: mergedAnalysis.entities,
+      relations: mergedAnalysis.relations,
+      analysisMethod: mergedAnalysis.method,
+      quality: qualityOf(merged.content),
+      embedding: await embedOne(embedder, merged.content.slice(-EMBED_CHARS)),
+    });
+    // The target's earlier facts are in the graph already; the new part's go in now, so that
+    // promotion never counts one chain twice.
+    return { save: merged, remove: chain.id, ...(merged.promotedAt ? { promote: analysis } : {}) };
+  }
+
+  async function write(changes: ChainChange[], doneIds: string[]) {
+    await sql.transaction(async (tx) => {
+      for (const { save, remove, promote } of changes) {
+        if (remove) await chainStore.remove(tx, remove);
+        await chainStore.save(tx, save);
+        await vectorSearch.upsert(tx, save);
+        if (promote) await graphStore.promote(tx, save.scope, save.id, promote);
+      }
+      await events.markChained(doneIds, tx);
+    });
+  }
+
+  /** One pass over up to `batchSize` pending events; false when there were none. */
+  async function processBatch(scope: Scope): Promise<boolean> {
+    const pending = await events.pending(scope, batchSize);
+    if (pending.length === 0) return false;
+    let open = await chainStore.open(sql, scope);
+    const changes: ChainChange[] = [];
+    for (const event of pending) {
+      if (!event.content.trim()) continue;
+      let userVector: number[] | undefined;
+      if (event.role === "user") {
+        userVector = await embedOne(embedder, event.content);
+        if (open?.userVectorSum) {
+          const wf = event.metadata.workflow_id;
+          const decision = await judge({
+            similarity: cosineSimilarity(userVector, l2Normalize(open.userVectorSum)),
+            gapMs: event.timestamp.getTime() - open.lastEventAt.getTime(),
+            sameWorkflow: Boolean(wf) && wf === open.workflowId,
+            chainText: open.content,
+            message: event.content,
+          });
+          if (decision === "break") {
+            changes.push(await close(open));
+            open = undefined;
+          }
+        }
+      }
+      open ??= startChain(event, scope);
+      append(open, event, userVector);
+    }
+    if (open) {
+      await refreshOpen(open);
+      changes.push({ save: open });
+    }
+    await write(
+      changes,
+      pending.map((e) => e.id),
+    );
+    return true;
+  }
+
+  return {
+    /** Processes every pending event of the scope, looping until none are left. */
+    async processScope(scope: Scope): Promise<void> {
+      while (await processBatch(scope)) {}
+    },
+
+    /** Closes open chains that went quiet, so they can be merged, promoted and archived. */
+    async closeIdle(idleMs: number, limit = 100): Promise<number> {
+      const idle = await chainStore.idleOpen(sql, new Date(now().getTime() - idleMs), limit);
+      for (const chain of idle) {
+        // A message that arrived meanwhile would still be pending: let its check decide.
+        if ((await events.pending(chain.scope, 1)).length > 0) continue;
+        await write([await close(chain)], []);
+      }
+      return idle.length;
+    },
+  };
+}
+
+export type ChainCheckWorker = ReturnType<typeof createChainCheckWorker>;

@@ -1,0 +1,160 @@
+import { randomUUID } from "node:crypto";
+import type { Sql, SqlExecutor } from "@atrium/kit";
+import type { EventRole, EventType, Scope, StmEvent } from "../domain.js";
+
+export interface NewEvent {
+  sessionId: string;
+  scope: Scope;
+  role: EventRole;
+  type: EventType;
+  content: string;
+  metadata: Record<string, string>;
+  timestamp: Date;
+  blobUri?: string;
+  blobMimeType?: string;
+}
+
+export interface InsertedEvent {
+  event: StmEvent;
+  /** The window entry this event replaced, when it was coalesced with it. */
+  supersedes?: string;
+}
+
+interface EventRow {
+  id: string;
+  session_id: string;
+  role: EventRole;
+  type: EventType;
+  content: string;
+  metadata: Record<string, string>;
+  blob_uri: string | null;
+  blob_mime_type: string | null;
+  occurred_at: Date;
+  coalesced_count: number;
+}
+
+export const toStmEvent = (r: EventRow): StmEvent => ({
+  id: r.id,
+  sessionId: r.session_id,
+  role: r.role,
+  type: r.type,
+  content: r.content,
+  metadata: r.metadata,
+  ...(r.blob_uri ? { blobUri: r.blob_uri } : {}),
+  ...(r.blob_mime_type ? { blobMimeType: r.blob_mime_type } : {}),
+  timestamp: r.occurred_at,
+  coalescedCount: r.coalesced_count,
+});
+
+const COLUMNS =
+  "id, session_id, role, type, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count";
+
+/** Whether two events are repeats of one automation step stream and may be coalesced. */
+function sameAutomation(a: NewEvent, b: EventRow): boolean {
+  const wf = a.metadata.workflow_id;
+  return (
+    wf !== undefined &&
+    wf !== "" &&
+    b.metadata.workflow_id === wf &&
+    (b.metadata.execution_id ?? "") === (a.metadata.execution_id ?? "") &&
+    b.role === a.role &&
+    b.type === a.type
+  );
+}
+
+/** Durable STM events: the source of truth the cache window is rebuilt from. */
+export function createEventStore(sql: Sql) {
+  return {
+    /**
+     * Inserts one event. A repeat of the newest window event's workflow execution (same
+     * workflow_id, execution_id, role and type) takes its place in the window with the count
+     * carried on; the older row stays in the table, marked as superseded.
+     */
+    async insert(input: NewEvent): Promise<InsertedEvent> {
+      const { tenantId, userId, agentId } = input.scope;
+      const chainState =
+        input.type === "message" && input.role !== "system" ? "pending" : "skipped";
+      return sql.transaction(async (tx) => {
+        let previous: EventRow | undefined;
+        if (input.metadata.workflow_id) {
+          const { rows } = await tx.query<EventRow>(
+            `SELECT ${COLUMNS} FROM memory_events
+             WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND superseded_by IS NULL
+             ORDER BY seq DESC LIMIT 1 FOR UPDATE`,
+            [tenantId, userId, agentId],
+          );
+          if (rows[0] && sameAutomation(input, rows[0])) previous = rows[0];
+        }
+        const id = randomUUID();
+        const { rows } = await tx.query<EventRow>(
+          `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content,
+             metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count, chain_state)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14)
+           RETURNING ${COLUMNS}`,
+          [
+            id,
+            input.sessionId,
+            tenantId,
+            userId,
+            agentId,
+            input.role,
+            input.type,
+            input.content,
+            JSON.stringify(input.metadata),
+            input.blobUri ?? null,
+            input.blobMimeType ?? null,
+            input.timestamp,
+            previous ? previous.coalesced_count + 1 : 1,
+            chainState,
+          ],
+        );
+        if (previous) {
+          await tx.query("UPDATE memory_events SET superseded_by = $1 WHERE id = $2", [
+            id,
+            previous.id,
+          ]);
+        }
+        return { event: toStmEvent(rows[0]), ...(previous ? { supersedes: previous.id } : {}) };
+      });
+    },
+
+    /** The newest `limit` window events of a scope, newest first. */
+    async newest(scope: Scope, limit: number): Promise<StmEvent[]> {
+      const { rows } = await sql.query<EventRow>(
+        `SELECT ${COLUMNS} FROM memory_events
+         WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND superseded_by IS NULL
+         ORDER BY seq DESC LIMIT $4`,
+        [scope.tenantId, scope.userId, scope.agentId, limit],
+      );
+      return rows.map(toStmEvent);
+    },
+
+    /** Messages not yet through the chain check, oldest first. */
+    async pending(scope: Scope, limit: number): Promise<StmEvent[]> {
+      const { rows } = await sql.query<EventRow>(
+        `SELECT ${COLUMNS} FROM memory_events
+         WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND chain_state = 'pending'
+         ORDER BY seq LIMIT $4`,
+        [scope.tenantId, scope.userId, scope.agentId, limit],
+      );
+      return rows.map(toStmEvent);
+    },
+
+    async markChained(ids: string[], db: SqlExecutor = sql): Promise<void> {
+      if (ids.length === 0) return;
+      await db.query("UPDATE memory_events SET chain_state = 'done' WHERE id = ANY($1::uuid[])", [
+        ids,
+      ]);
+    },
+
+    /** Scopes with messages waiting, for the sweep after a restart. */
+    async scopesWithPending(): Promise<Scope[]> {
+      const { rows } = await sql.query<{ tenant_id: string; user_id: string; agent_id: string }>(
+        `SELECT DISTINCT tenant_id, user_id, agent_id FROM memory_events WHERE chain_state = 'pending'`,
+      );
+      return rows.map((r) => ({ tenantId: r.tenant_id, userId: r.user_id, agentId: r.agent_id }));
+    },
+  };
+}
+
+export type EventStore = ReturnType<typeof createEventStore>;

@@ -1,0 +1,180 @@
+import type { Sql, SqlExecutor } from "@atrium/kit";
+
+export interface VectorQuery {
+  tenantId: string;
+  userId: string;
+  /** Restricts to one agent's chains; absent: all agents of the user. */
+  agentId?: string;
+  embedding: number[];
+  limit: number;
+  /** Chain metadata equality filter: every pair must match. */
+  filter?: Record<string, string>;
+}
+
+export interface VectorHit {
+  chainId: string;
+  /** Cosine similarity, higher is closer. */
+  similarity: number;
+}
+
+/**
+ * Nearest chains by cosine. `hnsw` keeps a pgvector copy of each chain's vector under an HNSW
+ * index; `exact` scans the user's chains and computes cosine in SQL. Both answer with the same
+ * chains in the same order (the HNSW index is approximate only for very large per-user sets).
+ */
+export interface VectorSearch {
+  readonly kind: "hnsw" | "exact";
+  /** Records a chain's vector; the exact path reads it from the chain row, so it does nothing. */
+  upsert(tx: SqlExecutor, chain: IndexedChain): Promise<void>;
+  /** Takes archived chains out of the index. */
+  remove(tx: SqlExecutor, chainIds: string[]): Promise<void>;
+  search(query: VectorQuery): Promise<VectorHit[]>;
+}
+
+export interface IndexedChain {
+  id: string;
+  scope: { tenantId: string; userId: string; agentId: string };
+  metadata: Record<string, string>;
+  embedding: number[];
+}
+
+export interface VectorSearchOptions {
+  sql: Sql;
+  dimensions: number;
+  /** `auto` (default): HNSW when pgvector is available, else exact. */
+  mode?: "auto" | "hnsw" | "exact";
+  onFallback?: (reason: string) => void;
+}
+
+const vectorLiteral = (v: number[]) => `[${v.join(",")}]`;
+
+function filterClause(query: VectorQuery, params: unknown[], alias: string): string {
+  let clause = "";
+  if (query.agentId !== undefined) {
+    params.push(query.agentId);
+    clause += ` AND ${alias}.agent_id = $${params.length}`;
+  }
+  if (query.filter && Object.keys(query.filter).length > 0) {
+    params.push(JSON.stringify(query.filter));
+    clause += ` AND ${alias}.metadata @> $${params.length}::jsonb`;
+  }
+  return clause;
+}
+
+function createExactSearch(sql: Sql): VectorSearch {
+  return {
+    kind: "exact",
+    async upsert() {},
+    async remove() {},
+    async search(query) {
+      const params: unknown[] = [query.embedding, query.tenantId, query.userId];
+      const extra = filterClause(query, params, "c");
+      params.push(query.limit);
+      // float8 accumulation: summing in real would reorder near-ties relative to pgvector.
+      const { rows } = await sql.query<{ id: string; similarity: number }>(
+        `SELECT c.id, s.similarity FROM memory_chains c,
+           LATERAL (SELECT sum(a::float8 * b) / NULLIF(sqrt(sum(a::float8 * a)) * sqrt(sum(b::float8 * b)), 0)
+                      AS similarity
+                    FROM unnest(c.embedding, $1::real[]) AS t(a, b)) s
+         WHERE c.tenant_id = $2 AND c.user_id = $3 AND c.status <> 'archived'
+           AND cardinality(c.embedding) = cardinality($1::real[])${extra}
+         ORDER BY s.similarity DESC NULLS LAST, c.id
+         LIMIT $${params.length}`,
+        params,
+      );
+      return rows.map((r) => ({ chainId: r.id, similarity: Number(r.similarity ?? 0) }));
+    },
+  };
+}
+
+async function createHnswSearch(sql: Sql, dimensions: number): Promise<VectorSearch> {
+  await sql.query("CREATE EXTENSION IF NOT EXISTS vector");
+  await sql.query(
+    `CREATE TABLE IF NOT EXISTS memory_chain_vectors (
+       chain_id uuid PRIMARY KEY REFERENCES memory_chains (id) ON DELETE CASCADE,
+       tenant_id text NOT NULL,
+       user_id text NOT NULL,
+       agent_id text NOT NULL,
+       metadata jsonb NOT NULL,
+       embedding vector(${dimensions}) NOT NULL
+     )`,
+  );
+  await sql.query(
+    `CREATE INDEX IF NOT EXISTS memory_chain_vectors_hnsw ON memory_chain_vectors
+       USING hnsw (embedding vector_cosine_ops)`,
+  );
+  // Chains written while the service ran on the exact path (or before pgvector was installed).
+  await sql.query(
+    `INSERT INTO memory_chain_vectors (chain_id, tenant_id, user_id, agent_id, metadata, embedding)
+     SELECT c.id, c.tenant_id, c.user_id, c.agent_id, c.metadata, c.embedding::vector(${dimensions})
+     FROM memory_chains c
+     WHERE cardinality(c.embedding) = ${dimensions} AND c.status <> 'archived'
+       AND NOT EXISTS (SELECT 1 FROM memory_chain_vectors v WHERE v.chain_id = c.id)`,
+  );
+  return {
+    kind: "hnsw",
+    async upsert(tx, chain) {
+      await tx.query(
+        `INSERT INTO memory_chain_vectors (chain_id, tenant_id, user_id, agent_id, metadata, embedding)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6::vector)
+         ON CONFLICT (chain_id) DO UPDATE SET metadata = EXCLUDED.metadata, embedding = EXCLUDED.embedding`,
+        [
+          chain.id,
+          chain.scope.tenantId,
+          chain.scope.userId,
+          chain.scope.agentId,
+          JSON.stringify(chain.metadata),
+          vectorLiteral(chain.embedding),
+        ],
+      );
+    },
+    async remove(tx, chainIds) {
+      if (chainIds.length === 0) return;
+      await tx.query("DELETE FROM memory_chain_vectors WHERE chain_id = ANY($1::uuid[])", [
+        chainIds,
+      ]);
+    },
+    async search(query) {
+      const params: unknown[] = [vectorLiteral(query.embedding), query.tenantId, query.userId];
+      const extra = filterClause(query, params, "v");
+      params.push(query.limit);
+      const efSearch = Math.min(1000, Math.max(40, query.limit * 4));
+      const rows = await sql.transaction(async (tx) => {
+        // Iterative scans keep walking the graph until enough rows pass the user/metadata
+        // filter, instead of returning fewer than `limit` hits.
+        await tx.query("SET LOCAL hnsw.iterative_scan = relaxed_order");
+        await tx.query(`SET LOCAL hnsw.ef_search = ${efSearch}`);
+        const result = await tx.query<{ id: string; similarity: number }>(
+          // One table, so the filters run inside the index scan (archived chains are removed).
+          `SELECT v.chain_id AS id, 1 - (v.embedding <=> $1::vector) AS similarity
+           FROM memory_chain_vectors v
+           WHERE v.tenant_id = $2 AND v.user_id = $3${extra}
+           ORDER BY v.embedding <=> $1::vector
+           LIMIT $${params.length}`,
+          params,
+        );
+        return result.rows;
+      });
+      // relaxed_order may return neighbours slightly out of order.
+      return rows
+        .map((r) => ({ chainId: r.id, similarity: Number(r.similarity) }))
+        .sort((a, b) => b.similarity - a.similarity || (a.chainId < b.chainId ? -1 : 1));
+    },
+  };
+}
+
+export async function createVectorSearch(options: VectorSearchOptions): Promise<VectorSearch> {
+  const mode = options.mode ?? "auto";
+  if (mode === "exact") return createExactSearch(options.sql);
+  if (mode === "hnsw") return createHnswSearch(options.sql, options.dimensions);
+  if (!(await options.sql.hasVector())) return createExactSearch(options.sql);
+  try {
+    return await createHnswSearch(options.sql, options.dimensions);
+  } catch (error) {
+    // pgvector installed on the server but the role may not create extensions: still serve.
+    options.onFallback?.(
+      `pgvector unusable, exact cosine scan instead: ${(error as Error).message}`,
+    );
+    return createExactSearch(options.sql);
+  }
+}
