@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import type { ConnectionToken } from "./gateway-types.js";
+import {
+  AttentionRequiredError,
+  ConnectionNotActiveError,
+  ConnectionRevokedError,
+  createGatewayClient,
+  GatewayError,
+  sdkVersion,
+} from "./index.js";
+import { type LoopbackServer, sendJson, startLoopbackServer } from "./testing/loopback-server.js";
+
+function token(id: string, expiresAt?: number, accessToken = `at-${id}`): ConnectionToken {
+  return {
+    connection_id: id,
+    auth_type: "oauth2",
+    status: "active",
+    health_status: "healthy",
+    access_token: accessToken,
+    token_type: "Bearer",
+    ...(expiresAt === undefined ? {} : { expires_at: new Date(expiresAt).toISOString() }),
+    scopes: [],
+    id_token: "",
+    api_key: "",
+    username: "",
+    password: "",
+    name_id: "",
+    attributes: {},
+  };
+}
+
+const errorAnswers: Record<string, [number, unknown]> = {
+  "conn-attention": [409, { error: "attention_required" }],
+  "conn-revoked": [410, { code: "connection_revoked" }],
+  "conn-failed": [400, { code: "connection_not_active", message: "connection is failed" }],
+  "conn-missing": [404, { code: "NotFound", message: "connection conn-missing not found" }],
+};
+
+describe("gateway client", () => {
+  let gateway: LoopbackServer;
+  let clock = Date.parse("2030-01-01T00:00:00Z");
+  let issued = 0;
+
+  before(async () => {
+    gateway = await startLoopbackServer((request, response) => {
+      const url = new URL(request.url, "http://x");
+      const [, , kind, id] = url.pathname.split("/");
+      if (kind === "token" && id in errorAnswers) {
+        const [status, body] = errorAnswers[id];
+        return sendJson(response, status, body);
+      }
+      if (kind === "token") {
+        issued += 1;
+        return sendJson(response, 200, token(id, clock + 120_000, `at-${issued}`));
+      }
+      if (kind === "refresh" && id in errorAnswers) {
+        const [status, body] = errorAnswers[id];
+        return sendJson(response, status, body);
+      }
+      if (kind === "refresh")
+        return sendJson(response, 200, { connection_id: id, status: "active" });
+      if (kind === "connections" && request.method === "DELETE") {
+        return sendJson(response, 200, {
+          connection_id: id,
+          token_deleted: true,
+          reason: url.searchParams.get("reason"),
+        });
+      }
+      if (kind === "connections") {
+        return sendJson(response, 200, {
+          connections: [{ id: "c1", workspace_id: url.searchParams.get("workspace_id") }],
+        });
+      }
+      sendJson(response, 404, { code: "NotFound", message: "no route" });
+    });
+  });
+  after(() => gateway.close());
+
+  const client = () =>
+    createGatewayClient({
+      baseUrl: gateway.url,
+      apiKey: "agent-key",
+      tokenCache: { now: () => clock },
+    });
+
+  it("sends the SDK User-Agent, stamped from package.json, and the API key", async () => {
+    await client().getToken("conn-ua");
+    const request = gateway.requests.at(-1);
+    const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+    const rootVersion = readFileSync(new URL("../../../VERSION", import.meta.url), "utf8").trim();
+    assert.equal(sdkVersion, manifest.version);
+    assert.equal(sdkVersion, rootVersion);
+    assert.equal(request?.headers["user-agent"], `atrium-sdk/${sdkVersion}`);
+    assert.equal(request?.headers["x-api-key"], "agent-key");
+    assert.equal(request?.url, "/v1/token/conn-ua");
+  });
+
+  it("reuses a cached token until shortly before it expires", async () => {
+    const gatewayClient = client();
+    const first = await gatewayClient.getToken("conn-cache");
+    const again = await gatewayClient.getToken("conn-cache");
+    assert.equal(again.access_token, first.access_token);
+    clock += 120_000 - 30_000; // inside the 30 s skew before expires_at
+    const renewed = await gatewayClient.getToken("conn-cache");
+    assert.notEqual(renewed.access_token, first.access_token);
+  });
+
+  it("shares one gateway call between concurrent requests for the same connection", async () => {
+    const before = gateway.requests.length;
+    const gatewayClient = client();
+    const [a, b] = await Promise.all([
+      gatewayClient.getToken("conn-dup"),
+      gatewayClient.getToken("conn-dup"),
+    ]);
+    assert.equal(a, b);
+    assert.equal(gateway.requests.length, before + 1);
+  });
+
+  it("drops the cached token when the connection is refreshed or revoked", async () => {
+    const gatewayClient = client();
+    const first = await gatewayClient.getToken("conn-r");
+    await gatewayClient.refreshConnection("conn-r");
+    const afterRefresh = await gatewayClient.getToken("conn-r");
+    assert.notEqual(afterRefresh.access_token, first.access_token);
+    const revoked = await gatewayClient.revokeConnection("conn-r", {
+      workspaceId: "ws",
+      reason: "done",
+    });
+    assert.equal(revoked.token_deleted, true);
+    assert.equal(
+      gateway.requests.at(-1)?.url,
+      "/v1/connections/conn-r?workspace_id=ws&reason=done",
+    );
+  });
+
+  it("maps the broker's bodies onto typed errors", async () => {
+    const gatewayClient = client();
+    await assert.rejects(gatewayClient.getToken("conn-attention"), (error: unknown) => {
+      assert.ok(error instanceof AttentionRequiredError);
+      assert.equal(error.status, 409);
+      assert.equal(error.connectionId, "conn-attention");
+      assert.deepEqual(error.body, { error: "attention_required" });
+      return true;
+    });
+    await assert.rejects(gatewayClient.refreshConnection("conn-revoked"), ConnectionRevokedError);
+    await assert.rejects(gatewayClient.getToken("conn-revoked"), ConnectionRevokedError);
+    await assert.rejects(gatewayClient.getToken("conn-failed"), ConnectionNotActiveError);
+    await assert.rejects(gatewayClient.getToken("conn-missing"), (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.ok(!(error instanceof ConnectionRevokedError));
+      assert.equal(error.status, 404);
+      assert.equal(error.code, "NotFound");
+      return true;
+    });
+  });
+
+  it("lists connections of a workspace", async () => {
+    const connections = await client().listConnections({ workspaceId: "ws-1" });
+    assert.equal(connections[0].workspace_id, "ws-1");
+    assert.equal(gateway.requests.at(-1)?.url, "/v1/connections?workspace_id=ws-1");
+  });
+});

@@ -1,0 +1,246 @@
+import { gatewayErrorFor } from "./errors.js";
+import type {
+  AgentSession,
+  CaptureCredentialInput,
+  CaptureSchema,
+  Connection,
+  ConnectionToken,
+  CreateAgentSessionInput,
+  CredentialStrategy,
+  RefreshResult,
+  RevocationResult,
+  StartConnectionInput,
+  StartConnectionResult,
+} from "./gateway-types.js";
+import { createHttpClient, type FetchLike } from "./http-client.js";
+import { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
+import { createTokenCache, type TokenCacheOptions } from "./token-cache.js";
+
+export interface GatewayClientOptions {
+  /** The gateway's REST base, e.g. http://127.0.0.1:8082. */
+  baseUrl: string;
+  /** Sent as X-API-Key when the gateway requires inbound keys. */
+  apiKey?: string;
+  /** Used for gateway calls and for the requests a fetcher sends. Default: global fetch. */
+  fetch?: FetchLike;
+  tokenCache?: TokenCacheOptions;
+}
+
+export interface ConnectionScope {
+  /** When given, a connection of another workspace answers 404. */
+  workspaceId?: string;
+  signal?: AbortSignal;
+}
+
+export interface GetTokenOptions extends ConnectionScope {
+  /** Skip the cache and ask the gateway (which refreshes an expired token itself). */
+  bypassCache?: boolean;
+}
+
+export interface RevokeOptions extends ConnectionScope {
+  reason?: string;
+}
+
+export interface FetcherOptions {
+  workspaceId?: string;
+  /** Overrides the strategy the gateway derived from the provider. */
+  strategy?: CredentialStrategy;
+  /**
+   * On a 401 from the upstream, an oauth2 fetcher refreshes the connection through the gateway and
+   * sends the request once more. Default true.
+   */
+  refreshOnUnauthorized?: boolean;
+}
+
+export interface GatewayClient {
+  getToken(connectionId: string, options?: GetTokenOptions): Promise<ConnectionToken>;
+  refreshConnection(connectionId: string, options?: ConnectionScope): Promise<RefreshResult>;
+  revokeConnection(connectionId: string, options?: RevokeOptions): Promise<RevocationResult>;
+  getConnection(connectionId: string, options?: ConnectionScope): Promise<Connection>;
+  listConnections(options?: ConnectionScope): Promise<Connection[]>;
+  /** Starts an OAuth flow; send the user's browser to `authorization_url`. */
+  startConnection(input: StartConnectionInput): Promise<StartConnectionResult>;
+  getCaptureSchema(providerId: string): Promise<CaptureSchema>;
+  /** Captures a static credential (api_key, basic_auth); the broker validates it first. */
+  captureCredential(input: CaptureCredentialInput): Promise<Connection>;
+  createAgentSession(input: CreateAgentSessionInput): Promise<AgentSession>;
+  getAgentSession(sessionId: string): Promise<AgentSession>;
+  /** A fetch that injects this connection's credential into every request it sends. */
+  createFetcher(connectionId: string, options?: FetcherOptions): FetchLike;
+}
+
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const http = createHttpClient({
+    baseUrl: options.baseUrl,
+    fetch: options.fetch,
+    headers: options.apiKey ? { "x-api-key": options.apiKey } : {},
+    errorFor: (status, body) => gatewayErrorFor(status, body, undefined),
+  });
+  const cache = createTokenCache(options.tokenCache);
+  const inFlight = new Map<string, Promise<ConnectionToken>>();
+  const cacheKey = (id: string, workspaceId = "") => `${workspaceId}\u0000${id}`;
+
+  // Connection-scoped calls map 409/410/400 onto the typed errors for that connection.
+  const connectionCall = async <T>(
+    connectionId: string,
+    method: string,
+    path: string,
+    request: Parameters<typeof http.send>[2] = {},
+  ): Promise<T> => {
+    const response = await http.send(method, path, {
+      ...request,
+      headers: { accept: "application/json" },
+    });
+    const text = await response.text();
+    const body = text === "" ? undefined : parseJson(text);
+    if (!response.ok) throw gatewayErrorFor(response.status, body, connectionId);
+    return body as T;
+  };
+
+  const fetchToken = (connectionId: string, scope: ConnectionScope) =>
+    connectionCall<ConnectionToken>(
+      connectionId,
+      "GET",
+      `v1/token/${encodeURIComponent(connectionId)}`,
+      {
+        query: { workspace_id: scope.workspaceId },
+        signal: scope.signal,
+      },
+    );
+
+  const getToken = async (connectionId: string, request: GetTokenOptions = {}) => {
+    const key = cacheKey(connectionId, request.workspaceId);
+    if (!request.bypassCache) {
+      const cached = cache.get(key);
+      if (cached) return cached;
+      const pending = inFlight.get(key);
+      if (pending) return pending;
+    }
+    const pending = fetchToken(connectionId, request).then(
+      (token) => {
+        cache.set(key, token);
+        return token;
+      },
+      (error: unknown) => {
+        cache.delete(key);
+        throw error;
+      },
+    );
+    inFlight.set(key, pending);
+    try {
+      return await pending;
+    } finally {
+      if (inFlight.get(key) === pending) inFlight.delete(key);
+    }
+  };
+
+  const refreshConnection = async (connectionId: string, scope: ConnectionScope = {}) => {
+    cache.delete(cacheKey(connectionId, scope.workspaceId));
+    return connectionCall<RefreshResult>(
+      connectionId,
+      "POST",
+      `v1/refresh/${encodeURIComponent(connectionId)}`,
+      { body: scope.workspaceId ? { workspace_id: scope.workspaceId } : {}, signal: scope.signal },
+    );
+  };
+
+  const createFetcher = (connectionId: string, fetcherOptions: FetcherOptions = {}): FetchLike => {
+    const scope = { workspaceId: fetcherOptions.workspaceId };
+    const refreshOnUnauthorized = fetcherOptions.refreshOnUnauthorized ?? true;
+    return async (input, init) => {
+      const original = new Request(input, init);
+      // Buffered once: signing strategies need the bytes, and a retry must resend them.
+      const body = original.body ? new Uint8Array(await original.arrayBuffer()) : undefined;
+      const send = async (token: ConnectionToken) => {
+        const strategy = resolveStrategy(token, fetcherOptions.strategy);
+        const prepared = await injectCredential(
+          {
+            url: new URL(original.url),
+            method: original.method,
+            headers: new Headers(original.headers),
+            body,
+          },
+          token,
+          strategy,
+        );
+        const response = await http.fetch(prepared.url, {
+          method: prepared.method,
+          headers: prepared.headers,
+          body: prepared.body,
+          redirect: original.redirect,
+          signal: original.signal,
+        });
+        return { response, strategy };
+      };
+      const first = await send(await getToken(connectionId, scope));
+      if (
+        first.response.status !== 401 ||
+        first.strategy.type !== "oauth2" ||
+        !refreshOnUnauthorized
+      ) {
+        return first.response;
+      }
+      await first.response.body?.cancel();
+      await refreshConnection(connectionId, scope);
+      const retried = await send(await getToken(connectionId, { ...scope, bypassCache: true }));
+      return retried.response;
+    };
+  };
+
+  return {
+    getToken,
+    refreshConnection,
+    createFetcher,
+    async revokeConnection(connectionId, request = {}) {
+      const result = await connectionCall<RevocationResult>(
+        connectionId,
+        "DELETE",
+        `v1/connections/${encodeURIComponent(connectionId)}`,
+        {
+          query: { workspace_id: request.workspaceId, reason: request.reason },
+          signal: request.signal,
+        },
+      );
+      cache.delete(cacheKey(connectionId, request.workspaceId));
+      return result;
+    },
+    getConnection(connectionId, scope = {}) {
+      return connectionCall<Connection>(
+        connectionId,
+        "GET",
+        `v1/connections/${encodeURIComponent(connectionId)}`,
+        { query: { workspace_id: scope.workspaceId }, signal: scope.signal },
+      );
+    },
+    async listConnections(scope = {}) {
+      const result = await http.json<{ connections?: Connection[] }>("GET", "v1/connections", {
+        query: { workspace_id: scope.workspaceId },
+        signal: scope.signal,
+      });
+      return result.connections ?? [];
+    },
+    startConnection(input) {
+      return http.json("POST", "v1/connect", { body: input });
+    },
+    getCaptureSchema(providerId) {
+      return http.json("GET", "v1/capture-schema", { query: { provider_id: providerId } });
+    },
+    captureCredential(input) {
+      return http.json("POST", "v1/capture-credential", { body: input });
+    },
+    createAgentSession(input) {
+      return http.json("POST", "v1/agent-sessions", { body: input });
+    },
+    getAgentSession(sessionId) {
+      return http.json("GET", `v1/agent-sessions/${encodeURIComponent(sessionId)}`);
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

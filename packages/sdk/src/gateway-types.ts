@@ -1,0 +1,131 @@
+// Bodies of the gateway's /v1 API exactly as they travel (proto field names, RFC 3339 times),
+// so the OpenAPI document of proto/gateway/v1 describes them too.
+
+export type StrategyType =
+  | "oauth2"
+  | "api_key"
+  | "basic_auth"
+  | "query_param"
+  | "hmac_payload"
+  | "aws_sigv4";
+
+/** How a credential goes into an outgoing request; the gateway derives it from the provider. */
+export interface CredentialStrategy {
+  type: StrategyType;
+  /** api_key: header carrying the key (default X-API-Key); hmac_payload: signature header (default X-Signature). */
+  header_name?: string;
+  /** Text before the key or signature in the header, e.g. "Bearer " or "sha256=". */
+  header_prefix?: string;
+  /** query_param: name of the query parameter (default api_key). */
+  param_name?: string;
+  /** aws_sigv4: signing region and service. */
+  region?: string;
+  service?: string;
+}
+
+export interface ConnectionToken {
+  connection_id: string;
+  auth_type: string;
+  status: string;
+  health_status: string;
+  access_token: string;
+  token_type: string;
+  /** Absent for credentials that do not expire (static keys). */
+  expires_at?: string;
+  scopes: string[];
+  id_token: string;
+  api_key: string;
+  username: string;
+  password: string;
+  name_id: string;
+  attributes: Record<string, string>;
+  strategy?: CredentialStrategy;
+}
+
+export interface Connection {
+  id: string;
+  workspace_id: string;
+  provider_id: string;
+  provider_name: string;
+  auth_type: string;
+  /** active, attention, failed or revoked. */
+  status: string;
+  health_status: string;
+  scopes: string[];
+  expires_at?: string;
+  last_refreshed_at?: string;
+  created_at?: string;
+  updated_at?: string;
+  revoked_at?: string;
+  subject: string;
+}
+
+export interface RefreshResult {
+  connection_id: string;
+  status: string;
+  health_status: string;
+  expires_at?: string;
+  refreshed_at?: string;
+}
+
+export interface RevocationResult {
+  connection_id: string;
+  token_deleted: boolean;
+  provider_revoked: boolean;
+  provider_revocation_error: string;
+  revoked_at?: string;
+  reason: string;
+}
+
+export interface StartConnectionInput {
+  provider_id: string;
+  workspace_id: string;
+  /** Where the browser lands after /auth/callback; its host must be an allowed return domain. */
+  return_url?: string;
+  scopes?: string[];
+}
+
+export interface StartConnectionResult {
+  authorization_url: string;
+  state: string;
+  expires_at?: string;
+}
+
+export interface CaptureField {
+  name: string;
+  secret: boolean;
+  required: boolean;
+}
+
+export interface CaptureSchema {
+  provider_id: string;
+  auth_type: string;
+  fields: CaptureField[];
+  validatable: boolean;
+}
+
+export interface CaptureCredentialInput {
+  provider_id: string;
+  workspace_id: string;
+  api_key?: string;
+  username?: string;
+  password?: string;
+}
+
+export interface AgentSession {
+  id: string;
+  agent_id: string;
+  connection_id: string;
+  workspace_id: string;
+  /** open or closed; revoking the connection closes it. */
+  status: string;
+  created_at?: string;
+  closed_at?: string;
+  close_reason: string;
+}
+
+export interface CreateAgentSessionInput {
+  agent_id: string;
+  connection_id: string;
+  workspace_id: string;
+}

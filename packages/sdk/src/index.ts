@@ -1,0 +1,32 @@
+export { type ChatClient, type ChatClientOptions, createChatClient } from "./chat-client.js";
+export type * from "./chat-types.js";
+export {
+  AtriumHttpError,
+  AttentionRequiredError,
+  ConnectionNotActiveError,
+  ConnectionRevokedError,
+  GatewayError,
+} from "./errors.js";
+export {
+  type ConnectionScope,
+  createGatewayClient,
+  type FetcherOptions,
+  type GatewayClient,
+  type GatewayClientOptions,
+  type GetTokenOptions,
+  type RevokeOptions,
+} from "./gateway-client.js";
+export type * from "./gateway-types.js";
+export type { FetchLike } from "./http-client.js";
+export {
+  createMemoryClient,
+  type MemoryClient,
+  type MemoryClientOptions,
+} from "./memory-client.js";
+export type * from "./memory-types.js";
+export { type AwsCredentials, type SigV4Options, signSigV4 } from "./strategies/aws-sigv4.js";
+export { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
+export type { OutgoingRequest } from "./strategies/outgoing-request.js";
+export type { TokenCacheOptions } from "./token-cache.js";
+export type { TraceStreamOptions } from "./trace-stream.js";
+export { sdkVersion, userAgent } from "./version.js";
