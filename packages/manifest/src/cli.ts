@@ -1,33 +1,6 @@
-import { createInterface } from "node:readline/promises";
-import { applyPlan } from "./apply.js";
-import { createBrokerClient } from "./broker-client.js";
-import {
-  type Command,
-  flagEnabled,
-  type ParsedArgs,
-  parseArgs,
-  UsageError,
-  usage,
-} from "./cli-args.js";
-import { fetchLiveProviders } from "./live-providers.js";
-import { formatProblem } from "./manifest-problem.js";
-import { computePlan } from "./plan.js";
-import { renderPlan } from "./plan-render.js";
-import { prepareManifest } from "./prepare-manifest.js";
-import { createProgressBar, type ProgressStream } from "./progress.js";
+import { type ParsedArgs, parseArgs, UsageError, usage } from "./cli-args.js";
+import { type CliIo, exitCodes } from "./cli-io.js";
 import { VERSION } from "./version.js";
-
-export interface CliIo {
-  env: NodeJS.ProcessEnv;
-  stdout: ProgressStream;
-  stderr: ProgressStream;
-  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
-}
-
-/** Exit codes follow `terraform plan -detailed-exitcode`: 0 no changes, 2 changes, 1 error. */
-export const exitCodes = { ok: 0, error: 1, changes: 2 } as const;
-
-const defaultParallelism = 8;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let args: ParsedArgs;
@@ -47,86 +20,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return exitCodes.ok;
   }
   try {
+    // Loaded on demand so `version` and usage work without the broker's rule modules.
+    const { runManifestCommand } = await import("./manifest-command.js");
     return await runManifestCommand(args.command, args, io);
   } catch (error) {
     io.stderr.write(`Error: ${(error as Error).message}\n`);
     return exitCodes.error;
-  }
-}
-
-async function runManifestCommand(command: Command, args: ParsedArgs, io: CliIo): Promise<number> {
-  const file = args.values.file;
-  if (!file) throw new Error("-file is required (or ATRIUM_FILE)");
-  const prepared = await prepareManifest({
-    file,
-    // Offline validate resolves only when asked; plan and apply always need real values.
-    secrets: args.values.secrets ?? (command === "validate" ? undefined : "env"),
-    secretPrefix: args.values["secret-prefix"] ?? "",
-    requireEncrypted: flagEnabled(args, "require-encrypted-secrets"),
-    env: io.env,
-  });
-  if (prepared.problems.length > 0) {
-    const count = prepared.problems.length;
-    io.stderr.write(`Error: ${count} problem${count === 1 ? "" : "s"} in the manifest:\n`);
-    for (const problem of prepared.problems) io.stderr.write(`  ${formatProblem(problem)}\n`);
-    return exitCodes.error;
-  }
-  if (command === "validate") {
-    const count = prepared.providers.length;
-    io.stdout.write(`The manifest is valid: ${count} provider${count === 1 ? "" : "s"}.\n`);
-    return exitCodes.ok;
-  }
-
-  const brokerUrl = args.values["broker-url"];
-  const apiKey = args.values["broker-api-key"];
-  if (!brokerUrl || !apiKey) {
-    throw new Error(
-      "-broker-url and -broker-api-key are required (or ATRIUM_BROKER_URL, ATRIUM_BROKER_API_KEY)",
-    );
-  }
-  const client = createBrokerClient({ baseUrl: brokerUrl, apiKey });
-  const parallelism = Number(args.values.parallelism ?? defaultParallelism);
-  const live = await fetchLiveProviders(client, parallelism);
-  const plan = computePlan(prepared.providers, live, { prune: flagEnabled(args, "prune") });
-  io.stdout.write(renderPlan(plan));
-  if (command === "plan") return plan.changes.length > 0 ? exitCodes.changes : exitCodes.ok;
-  if (plan.changes.length === 0) return exitCodes.ok;
-
-  if (!flagEnabled(args, "auto-approve")) {
-    if (!io.stdin.isTTY) {
-      io.stderr.write(
-        "Error: apply needs confirmation: run it on a terminal or pass -auto-approve\n",
-      );
-      return exitCodes.error;
-    }
-    if (!(await confirm(io))) {
-      io.stderr.write("Apply cancelled.\n");
-      return exitCodes.error;
-    }
-  }
-  const failures = await applyPlan(plan.changes, {
-    client,
-    concurrency: parallelism,
-    onProgress: createProgressBar(io.stderr, "Applying"),
-  });
-  const applied = plan.changes.length - failures.length;
-  io.stdout.write(`Apply: ${applied} of ${plan.changes.length} changes applied.\n`);
-  if (failures.length === 0) return exitCodes.ok;
-  io.stderr.write(
-    `Error: ${failures.length} provider${failures.length === 1 ? "" : "s"} failed:\n`,
-  );
-  for (const failure of failures) {
-    io.stderr.write(`  ${failure.name} (${failure.action}): ${failure.reason}\n`);
-  }
-  return exitCodes.error;
-}
-
-async function confirm(io: CliIo): Promise<boolean> {
-  const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream });
-  try {
-    const answer = await rl.question("Apply these changes? Only 'yes' is accepted: ");
-    return answer.trim() === "yes";
-  } finally {
-    rl.close();
   }
 }

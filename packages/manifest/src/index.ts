@@ -1,2 +1,3 @@
-export { type CliIo, exitCodes, runCli } from "./cli.js";
+export { runCli } from "./cli.js";
+export { type CliIo, exitCodes } from "./cli-io.js";
 export { VERSION } from "./version.js";
