@@ -24,3 +24,51 @@ export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queu
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
+export { ConfigError, type Env, exitOnConfigError, loadConfig } from "./config/load-config.js";
+export {
+  envBoolean,
+  envDuration,
+  envInteger,
+  envPort,
+  envString,
+  envUrl,
+  parseDuration,
+} from "./config/env-values.js";
+export { createLogger, type Logger, type LoggerOptions } from "./logger/logger.js";
+export {
+  createRequestMetrics,
+  type RequestMetrics,
+  type RequestMetricsOptions,
+  type RequestSample,
+  type Transport,
+} from "./observability/metrics.js";
+export {
+  createHealthReporter,
+  type HealthCheck,
+  type HealthReport,
+  type HealthReporterOptions,
+} from "./observability/health.js";
+export {
+  type AuthRequest,
+  type Authenticator,
+  type Identity,
+  identityKey,
+} from "./auth/identity.js";
+export { type AuthMechanism, AuthenticationError } from "./auth/authentication-error.js";
+export {
+  type AuthenticatorOptions,
+  authEnabled,
+  createAuthenticator,
+} from "./auth/authenticator.js";
+export {
+  type AuthConfig,
+  authConfigFromEnv,
+  authEnvNames,
+  type TlsOptions,
+} from "./auth/auth-config.js";
+export {
+  createServiceHost,
+  type ServiceHost,
+  type ServiceHostOptions,
+} from "./server/service-host.js";
+export { requestIdentity } from "./server/rest-app.js";

@@ -1,0 +1,135 @@
+import {
+  Code,
+  ConnectError,
+  createContextKey,
+  type Interceptor,
+  type StreamResponse,
+} from "@connectrpc/connect";
+import type { Logger } from "pino";
+import type { AuthenticationError } from "../auth/authentication-error.js";
+import { type Authenticator, identityKey } from "../auth/identity.js";
+import { toAtriumError } from "../errors.js";
+import type { RequestMetrics } from "../observability/metrics.js";
+
+/** Set per request by the adapter from the TLS socket; read by the auth interceptor. */
+export const clientCertificateVerifiedKey = createContextKey(false, {
+  description: "TLS layer verified the client certificate chain",
+});
+
+const operationOf = (req: { service: { typeName: string }; method: { name: string } }) =>
+  `${req.service.typeName}/${req.method.name}`;
+
+async function* mapStreamErrors<T>(
+  messages: AsyncIterable<T>,
+  map: (error: unknown) => unknown,
+): AsyncIterable<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw map(error);
+  }
+}
+
+async function* onStreamEnd<T>(
+  messages: AsyncIterable<T>,
+  done: (error: unknown) => void,
+): AsyncIterable<T> {
+  try {
+    yield* messages;
+    done(undefined);
+  } catch (error) {
+    done(error);
+    throw error;
+  }
+}
+
+/**
+ * Outermost: one metric sample and one redacted log line per RPC, however it ended. Streams are
+ * counted when their last message has been sent.
+ */
+export function observeCalls(logger: Logger, metrics: RequestMetrics): Interceptor {
+  return (next) => async (req) => {
+    const started = process.hrtime.bigint();
+    const operation = operationOf(req);
+    const record = (error: unknown) => {
+      const durationSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const status = error === undefined ? "OK" : Code[ConnectError.from(error).code];
+      metrics.observe({ transport: "grpc", operation, status, durationSeconds });
+      logger.info(
+        {
+          req: { method: req.requestMethod, headers: Object.fromEntries(req.header) },
+          operation,
+          status,
+          durationMs: Math.round(durationSeconds * 10_000) / 10,
+        },
+        "rpc completed",
+      );
+    };
+    let res: Awaited<ReturnType<typeof next>>;
+    try {
+      res = await next(req);
+    } catch (error) {
+      record(error);
+      throw error;
+    }
+    if (!res.stream) {
+      record(undefined);
+      return res;
+    }
+    return { ...res, message: onStreamEnd(res.message, record) } as StreamResponse;
+  };
+}
+
+/**
+ * Everything that leaves a handler goes through toAtriumError; anything that is not ours is
+ * logged with its cause and reaches the client as a bare Internal, never its message. The result
+ * is re-issued as a plain ConnectError because Connect recognizes errors by `name`, and an
+ * AtriumError's name would make the router send it as Unknown.
+ */
+export function normalizeErrors(logger: Logger): Interceptor {
+  const normalize = (error: unknown) => {
+    const normalized = toAtriumError(error);
+    if (normalized.code === Code.Internal || normalized.code === Code.Unknown) {
+      logger.error({ err: normalized.cause ?? error }, "rpc failed");
+    }
+    return new ConnectError(
+      normalized.rawMessage,
+      normalized.code,
+      normalized.metadata,
+      normalized.details as ConstructorParameters<typeof ConnectError>[3],
+    );
+  };
+  return (next) => async (req) => {
+    try {
+      const res = await next(req);
+      if (!res.stream) return res;
+      return { ...res, message: mapStreamErrors(res.message, normalize) } as StreamResponse;
+    } catch (error) {
+      throw normalize(error);
+    }
+  };
+}
+
+/** The same authenticator as REST, on request metadata; the identity goes into contextValues. */
+export function authenticateCalls(logger: Logger, authenticator: Authenticator): Interceptor {
+  return (next) => async (req) => {
+    let identity: Awaited<ReturnType<Authenticator["authenticate"]>>;
+    try {
+      identity = await authenticator.authenticate({
+        headers: req.header,
+        clientCertificateVerified: req.contextValues.get(clientCertificateVerifiedKey),
+      });
+    } catch (error) {
+      logger.warn(
+        {
+          mechanism: (error as Partial<AuthenticationError>).mechanism ?? "unknown",
+          operation: operationOf(req),
+        },
+        "authentication rejected",
+      );
+      throw error;
+    }
+    req.contextValues.set(identityKey, identity);
+    return next(req);
+  };
+}

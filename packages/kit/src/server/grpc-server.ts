@@ -1,0 +1,110 @@
+import * as http2 from "node:http2";
+import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Logger } from "pino";
+import type { TlsOptions } from "../auth/auth-config.js";
+import type { Authenticator } from "../auth/identity.js";
+import type { RequestMetrics } from "../observability/metrics.js";
+import {
+  authenticateCalls,
+  clientCertificateVerifiedKey,
+  normalizeErrors,
+  observeCalls,
+} from "./grpc-interceptors.js";
+
+export interface ServiceRegistration {
+  service: DescService;
+  implementation: Partial<ServiceImpl<DescService>>;
+}
+
+export interface GrpcServerOptions {
+  logger: Logger;
+  metrics: RequestMetrics;
+  services: ServiceRegistration[];
+  authenticator?: Authenticator;
+  tls?: TlsOptions;
+  readMaxBytes?: number;
+}
+
+export interface GrpcServer {
+  listen(host: string, port: number): Promise<number>;
+  /** Lets open calls finish, then closes; connections still open after `graceMs` are cut. */
+  close(graceMs: number): Promise<void>;
+}
+
+/** HTTP/2 server speaking gRPC, gRPC-Web and Connect through one Connect router. */
+export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
+  const { logger, metrics, authenticator, tls } = options;
+  const handler = connectNodeAdapter({
+    routes: (router) => {
+      for (const { service, implementation } of options.services) {
+        router.service(service, implementation);
+      }
+    },
+    interceptors: [
+      observeCalls(logger, metrics),
+      normalizeErrors(logger),
+      ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
+    ],
+    contextValues: (req) =>
+      createContextValues().set(
+        clientCertificateVerifiedKey,
+        (req.socket as TLSSocket).authorized === true,
+      ),
+    readMaxBytes: options.readMaxBytes,
+  });
+  const server = tls
+    ? http2.createSecureServer(
+        {
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.ca,
+          requestCert: tls.requireClientCert || tls.ca !== undefined,
+          rejectUnauthorized: tls.requireClientCert,
+          allowHTTP1: true,
+        },
+        handler,
+      )
+    : http2.createServer(handler);
+
+  const sessions = new Set<http2.Http2Session>();
+  const sockets = new Set<Socket>();
+  server.on("session", (session) => {
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+  });
+  server.on("connection", (socket: Socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+  });
+
+  return {
+    listen(host, port) {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const address = server.address();
+          resolve(typeof address === "object" && address ? address.port : port);
+        });
+      });
+    },
+    close(graceMs) {
+      if (!server.listening) return Promise.resolve();
+      return new Promise((resolve) => {
+        const cut = setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, graceMs);
+        cut.unref();
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+        for (const session of sessions) session.close();
+      });
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { TLSSocket } from "node:tls";
+import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from "fastify";
+import type { Logger } from "pino";
+import type { TlsOptions } from "../auth/auth-config.js";
+import type { AuthenticationError } from "../auth/authentication-error.js";
+import type { Authenticator, Identity } from "../auth/identity.js";
+import { notFound, restError } from "../errors.js";
+import type { HealthReport } from "../observability/health.js";
+import type { RequestMetrics } from "../observability/metrics.js";
+import { normalizeRestError } from "./rest-errors.js";
+
+export interface RestAppOptions {
+  logger: Logger;
+  metrics: RequestMetrics;
+  health: () => Promise<HealthReport>;
+  authenticator?: Authenticator;
+  tls?: TlsOptions;
+  bodyLimit?: number;
+}
+
+/** Routes every probe and scraper must reach without credentials (spec: always skip auth). */
+const openRoutes = new Set(["/health", "/metrics"]);
+
+const identities = new WeakMap<FastifyRequest, Identity>();
+
+/** The JWT identity of a REST request, for routes added through `configureRest`. */
+export function requestIdentity(request: FastifyRequest): Identity | undefined {
+  return identities.get(request);
+}
+
+export function toFetchHeaders(incoming: IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming)) {
+    // HTTP/2 pseudo-headers (":path") are not valid header names.
+    if (value === undefined || name.startsWith(":")) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return headers;
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf("?");
+  return query === -1 ? url : url.slice(0, query);
+}
+
+/** Route pattern, not the concrete URL, so metric labels stay few. */
+export function restOperation(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  return route ? `${request.method} ${route}` : "unmatched";
+}
+
+/**
+ * Fastify with the host's cross-cutting behaviour: auth before routing, one redacted log line
+ * and one metric sample per request, JSON errors without internals, /health and /metrics.
+ */
+export function createRestApp(options: RestAppOptions): FastifyInstance {
+  const { logger, metrics, authenticator, tls } = options;
+  const app = Fastify({
+    loggerInstance: logger,
+    // One line per request is written by the onResponse hook below, with the operation label.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit,
+    https: tls
+      ? {
+          cert: tls.cert,
+          key: tls.key,
+          ca: tls.ca,
+          // With a CA, a client may present a certificate; with requireClientCert the handshake
+          // refuses any client whose chain does not verify, before HTTP is parsed.
+          requestCert: tls.requireClientCert || tls.ca !== undefined,
+          rejectUnauthorized: tls.requireClientCert,
+        }
+      : null,
+  }) as unknown as FastifyInstance;
+
+  if (authenticator) {
+    app.addHook("onRequest", async (request) => {
+      if (request.routeOptions.url && openRoutes.has(request.routeOptions.url)) return;
+      try {
+        const identity = await authenticator.authenticate({
+          headers: toFetchHeaders(request.headers),
+          clientCertificateVerified: (request.raw.socket as TLSSocket).authorized === true,
+        });
+        if (identity) identities.set(request, identity);
+      } catch (error) {
+        request.log.warn(
+          {
+            mechanism: (error as Partial<AuthenticationError>).mechanism ?? "unknown",
+            operation: restOperation(request),
+          },
+          "authentication rejected",
+        );
+        throw error;
+      }
+    });
+  }
+
+  app.addHook("onResponse", async (request, reply) => {
+    const operation = restOperation(request);
+    metrics.observe({
+      transport: "rest",
+      operation,
+      status: String(reply.statusCode),
+      durationSeconds: reply.elapsedTime / 1000,
+    });
+    const open = request.routeOptions.url !== undefined && openRoutes.has(request.routeOptions.url);
+    request.log[open ? "debug" : "info"](
+      {
+        req: {
+          method: request.method,
+          path: pathOf(request.url),
+          headers: request.headers,
+          remoteAddress: request.ip,
+        },
+        res: { statusCode: reply.statusCode },
+        operation,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      "request completed",
+    );
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const normalized = normalizeRestError(error);
+    if (normalized.httpStatus >= 500) {
+      request.log.error({ err: normalized.cause ?? error }, "request failed");
+    }
+    const { status, body } = restError(normalized);
+    return reply.status(status).send(body);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = restError(
+      notFound(`no route for ${request.method} ${pathOf(request.url)}`),
+    );
+    return reply.status(status).send(body);
+  });
+
+  app.get("/health", () => options.health());
+  app.get("/metrics", async (_request, reply) => {
+    reply.header("content-type", metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+
+  return app;
+}

@@ -1,0 +1,349 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { memoryV1 } from "@atrium/api";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createAuthenticator } from "../auth/authenticator.js";
+import {
+  apiKey,
+  capturedLogger,
+  echoIdentity,
+  jwtSecret,
+  memoryClient,
+  restCall,
+  signJwt,
+  type TlsClient,
+  tamperedJwt,
+  unsignedJwt,
+} from "./service-host.fixtures.js";
+import { createServiceHost, type ServiceHostOptions } from "./service-host.js";
+import { createTestPki, type TestPki } from "./test-certificates.js";
+
+const body = { tenant_id: "body-tenant", user_id: "body-user", agent_id: "body-agent" };
+const claims = { tenant_id: "jwt-tenant", user_id: "jwt-user", agent_id: "jwt-agent" };
+const grpcBody = { tenantId: "body-tenant", userId: "body-user", agentId: "body-agent" };
+
+interface RunningHost {
+  restUrl: string;
+  grpcUrl: string;
+  logs: ReturnType<typeof capturedLogger>;
+  stop(): Promise<void>;
+}
+
+async function startHost(
+  options: Partial<Pick<ServiceHostOptions, "authenticator" | "tls" | "healthChecks">>,
+): Promise<RunningHost> {
+  const logs = capturedLogger();
+  const host = createServiceHost({
+    name: "memory",
+    logger: logs.logger,
+    rest: { host: "127.0.0.1", port: 0 },
+    grpc: { host: "127.0.0.1", port: 0 },
+    services: [{ service: memoryV1.MemoryService, implementation: echoIdentity }],
+    ...options,
+  });
+  const urls = await host.start();
+  return { restUrl: urls.restUrl, grpcUrl: urls.grpcUrl!, logs, stop: () => host.stop() };
+}
+
+/** CreateSession over REST; returns the status and the echoed "tenant/user/agent". */
+async function restCreate(host: RunningHost, headers: Record<string, string>, tls?: TlsClient) {
+  const res = await restCall(`${host.restUrl}/api/v1/sessions`, {
+    method: "POST",
+    headers,
+    body,
+    tls,
+  });
+  const sessionId = typeof res.body === "object" ? res.body.session_id : undefined;
+  return { status: res.status, sessionId, body: res.body };
+}
+
+/** CreateSession over gRPC; returns "OK" and the echoed identity, or the error code name. */
+async function grpcCreate(host: RunningHost, headers: Record<string, string>, tls?: TlsClient) {
+  try {
+    const res = await memoryClient(host.grpcUrl, tls).createSession(grpcBody, { headers });
+    return { code: "OK", sessionId: res.sessionId };
+  } catch (error) {
+    return { code: Code[ConnectError.from(error).code], message: (error as Error).message };
+  }
+}
+
+const rejections = (host: RunningHost) =>
+  host.logs.entries().filter((e) => e.msg === "authentication rejected");
+
+describe("service host without auth", () => {
+  let host: RunningHost;
+  before(async () => {
+    host = await startHost({
+      healthChecks: {
+        cache: async () => {},
+        database: async () => {
+          throw new Error("connection refused");
+        },
+      },
+    });
+  });
+  after(() => host.stop());
+
+  test("both transports serve the same implementation with the body's identity", async () => {
+    assert.deepEqual(await restCreate(host, {}), {
+      status: 200,
+      sessionId: "body-tenant/body-user/body-agent",
+      body: { session_id: "body-tenant/body-user/body-agent" },
+    });
+    assert.deepEqual(await grpcCreate(host, {}), {
+      code: "OK",
+      sessionId: "body-tenant/body-user/body-agent",
+    });
+  });
+
+  test("internal failures reach neither client with their message", async () => {
+    const rest = await restCall(`${host.restUrl}/api/v1/sessions/s1`);
+    assert.equal(rest.status, 500);
+    assert.deepEqual(rest.body, { code: "Internal", message: "internal error" });
+    try {
+      await memoryClient(host.grpcUrl).getSession({ sessionId: "s1" });
+      assert.fail("expected an error");
+    } catch (error) {
+      const e = ConnectError.from(error);
+      assert.equal(e.code, Code.Internal);
+      assert.equal(e.rawMessage, "internal error");
+    }
+    const failures = host.logs.raw();
+    assert.ok(failures.includes("rpc failed"), "the cause is logged server-side");
+  });
+
+  test("/health is 200 and degraded when a check fails", async () => {
+    const res = await restCall(`${host.restUrl}/health`);
+    assert.equal(res.status, 200);
+    const report = res.body as Record<string, unknown>;
+    assert.equal(report.status, "degraded");
+    assert.deepEqual(report.checks, { cache: "ok", database: "failing" });
+  });
+
+  test("unknown routes get a JSON 404", async () => {
+    const res = await restCall(`${host.restUrl}/nope?x=1`);
+    assert.equal(res.status, 404);
+    assert.deepEqual(res.body, { code: "NotFound", message: "no route for GET /nope" });
+  });
+
+  test("malformed JSON is a 400 with Fastify's message", async () => {
+    const res = await fetch(`${host.restUrl}/api/v1/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{",
+    });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { code: string }).code, "InvalidArgument");
+  });
+
+  test("/metrics counts both transports by operation and status", async () => {
+    await restCreate(host, {});
+    await grpcCreate(host, {});
+    const res = await restCall(`${host.restUrl}/metrics`);
+    assert.equal(res.status, 200);
+    const lines = String(res.body).split("\n");
+    const sample = (metric: string, labels: string[]) =>
+      lines.find((l) => l.startsWith(`${metric}{`) && labels.every((x) => l.includes(x)));
+    const rest = ['transport="rest"', 'operation="POST /api/v1/sessions"', 'status="200"'];
+    const grpc = [
+      'transport="grpc"',
+      'operation="memory.v1.MemoryService/CreateSession"',
+      'status="OK"',
+    ];
+    for (const labels of [rest, grpc]) {
+      assert.ok(sample("atrium_requests_total", [...labels, 'service="memory"']), labels[0]);
+      assert.ok(sample("atrium_request_duration_seconds_count", labels), labels[0]);
+    }
+  });
+});
+
+describe("API key", () => {
+  let host: RunningHost;
+  before(async () => {
+    host = await startHost({ authenticator: createAuthenticator({ apiKey }) });
+  });
+  after(() => host.stop());
+
+  test("accepts X-API-Key and Authorization: Bearer on both transports", async () => {
+    const variants: Record<string, string>[] = [
+      { "x-api-key": apiKey },
+      { authorization: `Bearer ${apiKey}` },
+    ];
+    for (const headers of variants) {
+      assert.equal((await restCreate(host, headers)).status, 200);
+      assert.equal((await grpcCreate(host, headers)).code, "OK");
+    }
+  });
+
+  test("missing or wrong key is 401 / UNAUTHENTICATED, logged with the mechanism", async () => {
+    const variants: Record<string, string>[] = [
+      {},
+      { "x-api-key": "wrong" },
+      { authorization: "Bearer wrong" },
+    ];
+    for (const headers of variants) {
+      const rest = await restCreate(host, headers);
+      assert.equal(rest.status, 401);
+      assert.equal((rest.body as { code: string }).code, "Unauthenticated");
+      assert.equal((await grpcCreate(host, headers)).code, "Unauthenticated");
+    }
+    const logged = rejections(host);
+    assert.equal(logged.length, 6);
+    assert.ok(logged.every((e) => e.mechanism === "api_key"));
+    assert.ok(!host.logs.raw().includes('wrong"'), "the presented key is never logged");
+  });
+
+  test("/health and /metrics stay open", async () => {
+    const health = await restCall(`${host.restUrl}/health`);
+    assert.equal(health.status, 200);
+    const report = health.body as Record<string, unknown>;
+    assert.equal(report.status, "healthy");
+    assert.equal(report.service, "memory");
+    assert.equal(typeof report.timestamp, "string");
+    assert.equal((await restCall(`${host.restUrl}/metrics`)).status, 200);
+  });
+});
+
+describe("JWT", () => {
+  let host: RunningHost;
+  before(async () => {
+    host = await startHost({ authenticator: createAuthenticator({ jwtSecret }) });
+  });
+  after(() => host.stop());
+
+  test("the token's identity overrides the body on both transports", async () => {
+    const token = await signJwt(claims);
+    const variants: Record<string, string>[] = [
+      { "x-jwt-token": token },
+      { authorization: `JWT ${token}` },
+    ];
+    for (const headers of variants) {
+      assert.equal((await restCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+      assert.equal((await grpcCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+    }
+    const noAgent = await signJwt({ tenant_id: "t", user_id: "u" });
+    assert.equal((await restCreate(host, { "x-jwt-token": noAgent })).sessionId, "t/u/");
+  });
+
+  test("missing, expired, tampered, wrong-secret, alg none and missing-claim tokens fail", async () => {
+    const valid = await signJwt(claims);
+    const cases: [string, Record<string, string>, string][] = [
+      ["missing", {}, "missing JWT"],
+      ["expired", { "x-jwt-token": await signJwt(claims, { expiresIn: -60 }) }, "JWT expired"],
+      ["tampered", { "x-jwt-token": tamperedJwt(valid, { tenant_id: "other" }) }, "invalid JWT"],
+      [
+        "wrong secret",
+        { "x-jwt-token": await signJwt(claims, { secret: "another-secret-another-secret!!" }) },
+        "invalid JWT",
+      ],
+      ["alg none", { "x-jwt-token": unsignedJwt(claims) }, "invalid JWT"],
+      [
+        "no user_id",
+        { "x-jwt-token": await signJwt({ tenant_id: "t" }) },
+        "JWT lacks claim user_id",
+      ],
+      [
+        "no tenant_id",
+        { "x-jwt-token": await signJwt({ user_id: "u" }) },
+        "JWT lacks claim tenant_id",
+      ],
+      [
+        "no exp",
+        { "x-jwt-token": await signJwt(claims, { omitExp: true }) },
+        "JWT lacks claim exp",
+      ],
+      ["bearer is not JWT", { authorization: `Bearer ${valid}` }, "missing JWT"],
+    ];
+    for (const [name, headers, message] of cases) {
+      const rest = await restCreate(host, headers);
+      assert.equal(rest.status, 401, name);
+      assert.deepEqual(rest.body, { code: "Unauthenticated", message }, name);
+      const grpc = await grpcCreate(host, headers);
+      assert.equal(grpc.code, "Unauthenticated", name);
+    }
+    assert.ok(rejections(host).every((e) => e.mechanism === "jwt"));
+  });
+});
+
+describe("API key and JWT together", () => {
+  let host: RunningHost;
+  before(async () => {
+    host = await startHost({ authenticator: createAuthenticator({ apiKey, jwtSecret }) });
+  });
+  after(() => host.stop());
+
+  test("both credentials pass; either missing fails, the key checked first", async () => {
+    const token = await signJwt(claims);
+    const both = { "x-api-key": apiKey, authorization: `JWT ${token}` };
+    assert.equal((await restCreate(host, both)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+    assert.equal((await grpcCreate(host, both)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+
+    const jwtOnly = { "x-jwt-token": token };
+    const keyOnly = { authorization: `Bearer ${apiKey}` };
+    assert.equal((await restCreate(host, jwtOnly)).status, 401);
+    assert.equal((await grpcCreate(host, jwtOnly)).code, "Unauthenticated");
+    assert.equal((await restCreate(host, keyOnly)).status, 401);
+    assert.equal((await grpcCreate(host, keyOnly)).code, "Unauthenticated");
+    assert.deepEqual(
+      rejections(host).map((e) => e.mechanism),
+      ["api_key", "api_key", "jwt", "jwt"],
+    );
+  });
+});
+
+describe("mTLS", () => {
+  let pki: TestPki;
+  let host: RunningHost;
+  let combined: RunningHost;
+  before(async () => {
+    pki = await createTestPki();
+    const tls = { ...pki.server, ca: pki.ca.cert, requireClientCert: true };
+    host = await startHost({ tls, authenticator: createAuthenticator({ mtls: true }) });
+    combined = await startHost({
+      tls,
+      authenticator: createAuthenticator({ mtls: true, apiKey, jwtSecret }),
+    });
+  });
+  after(() => Promise.all([host?.stop(), combined?.stop()]));
+
+  test("a client certificate from the CA is accepted on both transports", async () => {
+    const tls = { ca: pki.ca.cert, cert: pki.client };
+    assert.ok(host.restUrl.startsWith("https://"));
+    assert.equal((await restCreate(host, {}, tls)).status, 200);
+    assert.equal((await grpcCreate(host, {}, tls)).code, "OK");
+    assert.equal((await restCall(`${host.restUrl}/health`, { tls })).status, 200);
+  });
+
+  test("no certificate or one from another CA is refused at the handshake", async () => {
+    for (const tls of [{ ca: pki.ca.cert }, { ca: pki.ca.cert, cert: pki.foreignClient }]) {
+      await assert.rejects(restCreate(host, {}, tls), (error: NodeJS.ErrnoException) => {
+        assert.ok(error.code, "a socket or TLS error, not an HTTP response");
+        return true;
+      });
+      const grpc = await grpcCreate(host, {}, tls);
+      assert.notEqual(grpc.code, "OK");
+      assert.notEqual(grpc.code, "Unauthenticated", "refused before any RPC ran");
+    }
+    assert.equal(rejections(host).length, 0);
+  });
+
+  test("with API key and JWT, all three must pass", async () => {
+    const tls = { ca: pki.ca.cert, cert: pki.client };
+    const token = await signJwt(claims);
+    const headers = { "x-api-key": apiKey, "x-jwt-token": token };
+    assert.equal(
+      (await restCreate(combined, headers, tls)).sessionId,
+      "jwt-tenant/jwt-user/jwt-agent",
+    );
+    assert.equal(
+      (await grpcCreate(combined, headers, tls)).sessionId,
+      "jwt-tenant/jwt-user/jwt-agent",
+    );
+    assert.equal((await restCreate(combined, { "x-api-key": apiKey }, tls)).status, 401);
+    assert.equal(
+      (await grpcCreate(combined, { "x-jwt-token": token }, tls)).code,
+      "Unauthenticated",
+    );
+    await assert.rejects(restCreate(combined, headers, { ca: pki.ca.cert }));
+  });
+});

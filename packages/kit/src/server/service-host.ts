@@ -1,0 +1,109 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { TlsOptions } from "../auth/auth-config.js";
+import { type Authenticator, identityKey } from "../auth/identity.js";
+import { createHealthReporter, type HealthCheck } from "../observability/health.js";
+import { createRequestMetrics } from "../observability/metrics.js";
+import { registerRestRoutes } from "../rpc/transcoder.js";
+import { createGrpcServer } from "./grpc-server.js";
+import { createRestApp, requestIdentity } from "./rest-app.js";
+
+export interface ServiceHostOptions {
+  name: string;
+  logger: Logger;
+  /** Port 0 asks for an ephemeral port; `start()` reports the one taken. */
+  rest: { host?: string; port: number };
+  grpc?: { host?: string; port: number };
+  services?: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
+  authenticator?: Authenticator;
+  tls?: TlsOptions;
+  healthChecks?: Record<string, HealthCheck>;
+  configureRest?: (app: FastifyInstance) => void | Promise<void>;
+  /** Largest request body in bytes, on both transports (Fastify's default: 1 MiB). */
+  bodyLimit?: number;
+}
+
+export interface ServiceHost {
+  readonly rest: FastifyInstance;
+  readonly metrics: Registry;
+  start(): Promise<{ restUrl: string; grpcUrl?: string }>;
+  stop(): Promise<void>;
+}
+
+const defaultHost = "0.0.0.0";
+const stopGraceMs = 10_000;
+
+/** A URL a local client can dial: wildcard binds are reached through loopback. */
+function urlFor(scheme: string, host: string, port: number): string {
+  const dialable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `${scheme}://${dialable.includes(":") ? `[${dialable}]` : dialable}:${port}`;
+}
+
+/**
+ * One service process: REST (Fastify) and, when asked, gRPC/gRPC-Web/Connect on HTTP/2, both
+ * behind the same authenticator, metrics registry and redacting logger.
+ */
+export function createServiceHost(options: ServiceHostOptions): ServiceHost {
+  const { name, logger, authenticator, tls } = options;
+  const services = options.services ?? [];
+  const requestMetrics = createRequestMetrics({ service: name });
+  const health = createHealthReporter({ service: name, checks: options.healthChecks, logger });
+  const rest = createRestApp({
+    logger,
+    metrics: requestMetrics,
+    health,
+    authenticator,
+    tls,
+    bodyLimit: options.bodyLimit,
+  });
+  const grpc = options.grpc
+    ? createGrpcServer({
+        logger,
+        metrics: requestMetrics,
+        services,
+        authenticator,
+        tls,
+        readMaxBytes: options.bodyLimit,
+      })
+    : undefined;
+  const scheme = tls ? "https" : "http";
+
+  return {
+    rest,
+    metrics: requestMetrics.registry,
+    async start() {
+      for (const { service, implementation } of services) {
+        registerRestRoutes(rest, service, implementation, {
+          contextValues: (request) =>
+            createContextValues().set(identityKey, requestIdentity(request)),
+        });
+      }
+      await options.configureRest?.(rest);
+      const restHost = options.rest.host ?? defaultHost;
+      await rest.listen({ host: restHost, port: options.rest.port });
+      const restPort = (rest.server.address() as { port: number }).port;
+      const urls: { restUrl: string; grpcUrl?: string } = {
+        restUrl: urlFor(scheme, restHost, restPort),
+      };
+      if (grpc && options.grpc) {
+        const grpcHost = options.grpc.host ?? defaultHost;
+        try {
+          const grpcPort = await grpc.listen(grpcHost, options.grpc.port);
+          urls.grpcUrl = urlFor(scheme, grpcHost, grpcPort);
+        } catch (error) {
+          await rest.close();
+          throw error;
+        }
+      }
+      logger.info({ service: name, ...urls, auth: authenticator !== undefined }, "service started");
+      return urls;
+    },
+    async stop() {
+      await Promise.all([rest.close(), grpc?.close(stopGraceMs)]);
+      logger.info({ service: name }, "service stopped");
+    },
+  };
+}
