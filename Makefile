@@ -2,7 +2,7 @@
 SHELL := bash
 STAMP := node_modules/.atrium-install-stamp
 
-.PHONY: start test lint format gen check-gen build typecheck bench install clean
+.PHONY: start test lint format gen check-gen check-version build typecheck bench install clean
 
 # Installs when node_modules is missing or older than a manifest or the lockfile.
 $(STAMP): package.json package-lock.json $(wildcard packages/*/package.json)
@@ -36,6 +36,10 @@ check-gen: gen
 	  (echo "generated files are stale: run 'make gen' and commit the result" >&2; exit 1)
 	@test -z "$$(git status --porcelain -- packages/api/src/gen openapi)" || \
 	  (echo "generated files are untracked: run 'make gen' and commit the result" >&2; exit 1)
+
+# Fails when a stamped file, CHANGELOG.md's top heading or the newest tag disagrees with VERSION.
+check-version:
+	node scripts/check-version.mjs
 
 bench: build
 	node --conditions=atrium-source --import tsx bench/run.ts

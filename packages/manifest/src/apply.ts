@@ -38,7 +38,7 @@ export async function applyPlan(
 async function applyChange(change: PlannedChange, client: BrokerClient): Promise<void> {
   if (change.action === "create") await client.createProvider(withoutNulls(change.provider.fields));
   else if (change.action === "update") {
-    await client.updateProvider(change.id, change.body, Object.keys(change.body));
+    await client.updateProvider(change.id, change.body);
   } else await client.deleteProvider(change.id);
 }
 

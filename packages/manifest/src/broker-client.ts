@@ -24,7 +24,8 @@ export interface BrokerClient {
   listProviders(): Promise<LiveProvider[]>;
   getProvider(id: string): Promise<LiveProvider>;
   createProvider(body: ManifestRecord): Promise<LiveProvider>;
-  updateProvider(id: string, body: ManifestRecord, fields: string[]): Promise<LiveProvider>;
+  /** PATCH merges exactly the keys sent; the broker derives its update mask from them. */
+  updateProvider(id: string, body: ManifestRecord): Promise<LiveProvider>;
   deleteProvider(id: string): Promise<void>;
 }
 
@@ -85,11 +86,8 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerClient {
     async createProvider(body) {
       return toLiveProvider(await request("POST", "/providers", body));
     },
-    async updateProvider(id, body, fields) {
-      const mask = encodeURIComponent(fields.join(","));
-      return toLiveProvider(
-        await request("PATCH", `/providers/${encodeURIComponent(id)}?update_mask=${mask}`, body),
-      );
+    async updateProvider(id, body) {
+      return toLiveProvider(await request("PATCH", `/providers/${encodeURIComponent(id)}`, body));
     },
     async deleteProvider(id) {
       await request("DELETE", `/providers/${encodeURIComponent(id)}`);
