@@ -50,8 +50,8 @@ export class AtriumError extends ConnectError {
   constructor(code: Code, message: string, options: AtriumErrorOptions = {}) {
     super(message, code, undefined, undefined, options.cause);
     // ConnectError pins its own prototype; restore ours so `instanceof AtriumError` holds.
+    // Connect recognizes its errors by `name === "ConnectError"`, so the name stays as is.
     Object.setPrototypeOf(this, new.target.prototype);
-    this.name = "AtriumError";
     this.httpStatus = options.httpStatus ?? httpStatusForCode(code);
     this.httpBody = options.httpBody;
   }

@@ -1,3 +1,4 @@
+export * from "./errors.js";
 export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
 export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
 export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";

@@ -83,8 +83,8 @@ export function observeCalls(logger: Logger, metrics: RequestMetrics): Intercept
 /**
  * Everything that leaves a handler goes through toAtriumError; anything that is not ours is
  * logged with its cause and reaches the client as a bare Internal, never its message. The result
- * is re-issued as a plain ConnectError because Connect recognizes errors by `name`, and an
- * AtriumError's name would make the router send it as Unknown.
+ * is re-issued as a plain ConnectError because Connect recognizes errors by `name`, and a
+ * subclass that names itself (AuthenticationError, …) would otherwise be sent as Unknown.
  */
 export function normalizeErrors(logger: Logger): Interceptor {
   const normalize = (error: unknown) => {
