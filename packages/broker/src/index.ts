@@ -1,3 +1,5 @@
+export { BrokerConfigError } from "./config/broker-config.js";
+export { type Credential, sealCredential } from "./connections/connection-record.js";
 export {
   AUTH_TYPES,
   type AuthType,
@@ -9,3 +11,11 @@ export {
   type RuleFinding,
   validateProviderRegistration,
 } from "./providers/provider-rules.js";
+export {
+  BROKER_MIGRATIONS_DIR,
+  type BrokerService,
+  type StartBrokerServiceOptions,
+  startBrokerService,
+} from "./service/start-broker-service.js";
+export { decodeKey, keyId, secretFingerprint } from "./vault/key-material.js";
+export { createVault, type Vault, type VaultOptions } from "./vault/vault.js";

@@ -1,0 +1,116 @@
+import type { BrokerContext } from "../broker-context.js";
+import type { ConnectionRecord } from "./connection-record.js";
+import type { TokenRefresher } from "./token-refresher.js";
+
+export interface RefreshLoopOptions {
+  /** Pause between passes when the last pass found nothing more to do. */
+  intervalMs: number;
+  /** Connections due within this window are refreshed now. */
+  windowSeconds: number;
+  /** Rows claimed per pass. */
+  batchSize: number;
+  /** Refreshes running at once on this instance. */
+  concurrency: number;
+}
+
+export interface RefreshPassResult {
+  claimed: number;
+  refreshed: number;
+  failed: number;
+}
+
+export interface RefreshLoop {
+  /** One pass: claims due connections with leases and refreshes them. */
+  runOnce(): Promise<RefreshPassResult>;
+  start(): void;
+  /** Stops scheduling and waits for the pass in progress. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Background refresh. Claims use `FOR UPDATE SKIP LOCKED` and a lease column in one statement,
+ * so instances sharing a database split the due rows between them and a row leased by one
+ * instance is invisible to the others until the lease is released or expires.
+ */
+export function createRefreshLoop(
+  ctx: BrokerContext,
+  refresher: TokenRefresher,
+  options: RefreshLoopOptions,
+): RefreshLoop {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = true;
+  // Set by stop() only, so a manual runOnce() still drains every due row.
+  let stopping = false;
+
+  async function claimDue(): Promise<ConnectionRecord[]> {
+    const { rows } = await ctx.sql.query<ConnectionRecord>(
+      `WITH due AS (
+         SELECT id FROM broker_connections
+          WHERE status = 'active' AND revoked_at IS NULL AND auth_type = 'oauth2'
+            AND refresh_due_at <= now() + make_interval(secs => $3)
+            AND (lease_until IS NULL OR lease_until < now())
+          ORDER BY refresh_due_at
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED)
+       UPDATE broker_connections c
+          SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
+         FROM due WHERE c.id = due.id
+       RETURNING c.*`,
+      [ctx.instanceId, ctx.settings.leaseSeconds, options.windowSeconds, options.batchSize],
+    );
+    return rows;
+  }
+
+  async function runOnce(): Promise<RefreshPassResult> {
+    const result: RefreshPassResult = { claimed: 0, refreshed: 0, failed: 0 };
+    for (;;) {
+      const rows = await claimDue();
+      result.claimed += rows.length;
+      let next = 0;
+      const worker = async () => {
+        while (next < rows.length) {
+          const row = rows[next++];
+          try {
+            await refresher.refreshClaimed(row);
+            result.refreshed++;
+          } catch {
+            // Already recorded on the row (attention, backoff) and logged by the refresher.
+            result.failed++;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(options.concurrency, rows.length) }, worker));
+      if (rows.length < options.batchSize || stopping) return result;
+    }
+  }
+
+  function schedule() {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .catch((error) => ctx.logger.error({ err: error }, "refresh pass failed"))
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, options.intervalMs);
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      stopping = false;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,176 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
+import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+
+test("providers: validation, CRUD, fingerprints, PATCH by exact text, redacted audit", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+  });
+
+  const invalid = await broker.call("POST", "/providers", {
+    name: "Bad Name",
+    auth_type: "oauth2",
+  });
+  assert.equal(invalid.status, 400);
+  const findings = (invalid.body.findings as { field: string }[]).map((f) => f.field).sort();
+  assert.deepEqual(findings, ["auth_url", "client_id", "client_secret", "name", "token_url"]);
+  assert.equal(
+    (await broker.call("POST", "/providers", { name: "x", auth_type: "kerberos" })).status,
+    400,
+  );
+
+  const input = {
+    name: "acme",
+    auth_type: "oauth2",
+    client_id: "acme-client",
+    client_secret: "acme-secret-1",
+    auth_url: "https://acme.example/authorize",
+    token_url: "https://acme.example/token",
+    description: "Acme",
+  };
+  const created = await broker.call("POST", "/providers", input);
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const id = String(created.body.id);
+  const fingerprint = created.body.client_secret_fingerprint;
+  assert.match(String(fingerprint), /^[0-9a-f]{16}$/);
+  assert.deepEqual(created.body.scopes, []);
+  assert.equal((await broker.call("POST", "/providers", input)).status, 409);
+
+  const raw =
+    '{"description":"","params":{"ratio":1.50,"token_request_format":"json"},"client_secret":"acme-secret-2"}';
+  const patched = await broker.call("PATCH", `/providers/${id}`, raw);
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.deepEqual(patched.body.params, { ratio: "1.50", token_request_format: "json" });
+  assert.equal(patched.body.description, "");
+  assert.equal(patched.body.client_id, "acme-client");
+  assert.notEqual(patched.body.client_secret_fingerprint, fingerprint);
+  assert.equal("client_secret" in patched.body, false);
+
+  const fetched = await broker.call("GET", `/providers/${id}`);
+  assert.deepEqual(fetched.body, patched.body);
+
+  const replaced = await broker.call("PUT", `/providers/${id}`, {
+    ...input,
+    scopes: ["read"],
+    client_secret: undefined,
+  });
+  assert.equal(replaced.status, 200, JSON.stringify(replaced.body));
+  assert.deepEqual(replaced.body.params, {});
+  assert.equal(replaced.body.client_secret_fingerprint, patched.body.client_secret_fingerprint);
+
+  const updates = await broker.call("GET", `/audit?event_type=provider.updated&resource_id=${id}`);
+  assert.equal(updates.body.total, 2);
+  const patchEvent = (
+    updates.body.events as { data: Record<string, Record<string, unknown>> }[]
+  ).find((e) => e.data.method === ("PATCH" as unknown));
+  assert.deepEqual(patchEvent?.data.changes, {
+    description: "",
+    params: { ratio: "***", token_request_format: "***" },
+    client_secret: "[REDACTED]",
+  });
+  assert.ok(!JSON.stringify(updates.body).includes("acme-secret"));
+
+  assert.equal((await broker.call("DELETE", `/providers/${id}`)).status, 200);
+  assert.equal((await broker.call("GET", `/providers/${id}`)).status, 404);
+  const events = await broker.call("GET", `/audit?resource_id=${id}`);
+  assert.deepEqual(
+    (events.body.events as { event_type: string }[]).map((e) => e.event_type),
+    ["provider.deleted", "provider.updated", "provider.updated", "provider.created"],
+  );
+});
+
+test("static credentials are validated at the provider before anything is stored", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const upstream = createServer((req, res) => {
+    res.statusCode = req.headers.authorization === "Bearer good-key" ? 200 : 401;
+    res.end("{}");
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+    await new Promise((r) => upstream.close(r));
+  });
+
+  const validatable = await broker.call("POST", "/providers", {
+    name: "keyed",
+    auth_type: "api_key",
+    api_base_url: base,
+  });
+  const blind = await broker.call("POST", "/providers", { name: "blind", auth_type: "api_key" });
+  const capture = (provider: Record<string, unknown>, key: string) =>
+    broker.call("POST", "/connections/static", {
+      provider_id: provider.id,
+      workspace_id: "ws",
+      api_key: key,
+    });
+
+  const notValidatable = await capture(blind.body, "good-key");
+  assert.equal(notValidatable.status, 422);
+  assert.equal(notValidatable.body.code, "provider_not_validatable");
+  const rejected = await capture(validatable.body, "bad-key");
+  assert.equal(rejected.status, 422);
+  assert.equal(rejected.body.code, "invalid_credentials");
+  assert.equal((await pg.sql.query("SELECT 1 FROM broker_connections")).rowCount, 0);
+
+  const accepted = await capture(validatable.body, "good-key");
+  assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  const token = await broker.call("GET", `/connections/${accepted.body.id}/token`);
+  assert.equal(token.body.api_key, "good-key");
+  assert.equal(token.body.health_status, "healthy");
+
+  const schema = await broker.call("GET", `/providers/${validatable.body.id}/capture-schema`);
+  assert.deepEqual(schema.body.fields, [{ name: "api_key", secret: true, required: true }]);
+});
+
+test("API keys from env and a rotating file, caller IP allowlist", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const dir = mkdtempSync(join(tmpdir(), "broker-keys-"));
+  const file = join(dir, "keys");
+  writeFileSync(file, "# rotated keys\nfile-key-1\n");
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({
+    sql: pg.sql,
+    env: testBrokerEnv({ API_KEYS_FILE: file, API_KEY_RELOAD_INTERVAL_MS: "100" }),
+  });
+  const fenced = await startTestBroker({
+    sql: pg.sql,
+    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }),
+  });
+  t.after(async () => {
+    await broker.stop();
+    await fenced.stop();
+    await pg.drop();
+  });
+  const get = (key?: string) =>
+    fetch(`${broker.url}/providers`, { headers: key ? { "x-api-key": key } : {} }).then(
+      (r) => r.status,
+    );
+
+  assert.equal(await get(), 401);
+  assert.equal(await get("wrong"), 401);
+  assert.equal(await get(broker.apiKey), 200);
+  assert.equal(await get("file-key-1"), 200);
+  writeFileSync(file, "file-key-2\n");
+  await eventually(
+    "the rotated key file is re-read",
+    async () => (await get("file-key-2")) === 200,
+  );
+  assert.equal(await get("file-key-1"), 401);
+  assert.equal((await fetch(`${broker.url}/health`)).status, 200);
+
+  assert.equal((await fenced.call("GET", "/providers")).status, 403);
+});

@@ -1,0 +1,77 @@
+import { AtriumError, Code } from "@atrium/kit";
+import type { FastifyInstance } from "fastify";
+import { parseJsonKeepingParamNumbers } from "./exact-json.js";
+
+export interface BrokerRestOptions {
+  /** Request header the handlers read the resolved caller IP from. */
+  clientIpHeader: string;
+  clientIp(peer: string, forwardedFor: string | undefined): string;
+  /** ALLOWED_CIDRS check of the resolved caller IP. */
+  isAllowed(ip: string): boolean;
+}
+
+const OPEN_PATHS = new Set(["/health", "/metrics"]);
+const PROVIDER_PATH = /^\/providers\/[^/?]+(?:\?|$)/;
+
+const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * The REST details the transcoder cannot know: caller IP through trusted proxies, the CIDR
+ * allowlist, exact-text numbers in provider params, PATCH field presence, and the IdP's form post.
+ */
+export function configureBrokerRest(app: FastifyInstance, options: BrokerRestOptions): void {
+  app.addHook("onRequest", async (request) => {
+    const forwarded = request.headers["x-forwarded-for"];
+    const ip = options.clientIp(
+      request.socket.remoteAddress ?? "",
+      Array.isArray(forwarded) ? forwarded.join(",") : forwarded,
+    );
+    // Never trust a client-supplied copy of the internal header.
+    request.headers[options.clientIpHeader] = ip;
+    const path = request.url.split("?")[0];
+    if (!OPEN_PATHS.has(path) && !options.isAllowed(ip)) {
+      throw new AtriumError(Code.PermissionDenied, "caller address is not in ALLOWED_CIDRS", {
+        httpBody: { code: "ip_not_allowed", message: "caller address is not allowed" },
+      });
+    }
+  });
+
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    try {
+      const text = String(body);
+      const parsed = text.trim() === "" ? {} : parseJsonKeepingParamNumbers(text);
+      // PATCH merges what was sent: the body's keys become the update mask.
+      if (
+        request.method === "PATCH" &&
+        PROVIDER_PATH.test(request.url) &&
+        parsed !== null &&
+        typeof parsed === "object" &&
+        !Array.isArray(parsed)
+      ) {
+        const query = request.query as Record<string, unknown>;
+        if (query && query.update_mask === undefined) {
+          const keys = Object.keys(parsed).map(camel);
+          if (keys.length > 0) query.update_mask = keys.join(",");
+        }
+      }
+      done(null, parsed);
+    } catch (error) {
+      const err = new AtriumError(Code.InvalidArgument, (error as Error).message);
+      done(err, undefined);
+    }
+  });
+
+  // SAML HTTP-POST binding: the IdP's browser form posts SAMLResponse and RelayState.
+  app.addContentTypeParser(
+    "application/x-www-form-urlencoded",
+    { parseAs: "string" },
+    (_request, body, done) => {
+      const form = new URLSearchParams(String(body));
+      done(null, {
+        saml_response: form.get("SAMLResponse") ?? "",
+        relay_state: form.get("RelayState") ?? "",
+      });
+    },
+  );
+}

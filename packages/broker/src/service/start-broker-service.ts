@@ -1,0 +1,223 @@
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { brokerV1 } from "@atrium/api";
+import {
+  AtriumError,
+  Code,
+  createLogger,
+  createServiceHost,
+  createSql,
+  type Logger,
+  migrateAtBoot,
+  type Sql,
+} from "@atrium/kit";
+import { credentials } from "@grpc/grpc-js";
+import { createApiKeySet } from "../access/api-key-set.js";
+import { createCidrMatcher, resolveClientIp } from "../access/cidr.js";
+import type { BrokerContext } from "../broker-context.js";
+import { type BrokerConfig, loadBrokerConfig } from "../config/broker-config.js";
+import { createConnectionService } from "../connections/connection-service.js";
+import { createRefreshLoop, type RefreshLoop } from "../connections/refresh-loop.js";
+import { createOAuthClient } from "../oauth/oauth-client.js";
+import { createStateCodec } from "../oauth/state-token.js";
+import { createProviderStore } from "../providers/provider-store.js";
+import { createSamlFlow } from "../saml/saml-flow.js";
+import { createGcpSecretBackend } from "../secrets/gcp-secret-backend.js";
+import { createInternalSecretBackend } from "../secrets/internal-secret-backend.js";
+import type { SecretBackend } from "../secrets/secret-backend.js";
+import { keyId } from "../vault/key-material.js";
+import { createVault } from "../vault/vault.js";
+import { CLIENT_IP_HEADER, createBrokerHandlers } from "./broker-handlers.js";
+import { configureBrokerRest } from "./broker-rest.js";
+
+export interface StartBrokerServiceOptions {
+  env: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** An already open database (tests, benchmarks); otherwise DATABASE_URL or PGlite. */
+  sql?: Sql;
+  /** Secret Manager client options for SECRET_BACKEND=gcp (tests point it at a local server). */
+  gcpClientOptions?: Parameters<typeof createGcpSecretBackend>[0]["clientOptions"];
+}
+
+export interface BrokerService {
+  name: string;
+  urls: { rest: string; grpc?: string };
+  /** The refresh loop, exposed for tests and the benchmark (one pass on demand). */
+  refreshLoop: RefreshLoop;
+  stop(): Promise<void>;
+}
+
+export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
+
+/**
+ * Starts the credential broker: REST and gRPC from proto/broker/v1, migrations at boot, the
+ * refresh loop. Configuration problems throw BrokerConfigError with one line naming the variable.
+ */
+export async function startBrokerService(
+  options: StartBrokerServiceOptions,
+): Promise<BrokerService> {
+  const config = loadBrokerConfig(options.env);
+  const logger = options.logger ?? createLogger({ name: "broker" });
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  };
+  try {
+    return await start(config, logger, options, cleanups, cleanup);
+  } catch (error) {
+    await cleanup();
+    throw error;
+  }
+}
+
+async function start(
+  config: BrokerConfig,
+  logger: Logger,
+  options: StartBrokerServiceOptions,
+  cleanups: (() => Promise<void> | void)[],
+  cleanup: () => Promise<void>,
+): Promise<BrokerService> {
+  const sql =
+    options.sql ??
+    (await createSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, name: "broker" }));
+  if (!options.sql) cleanups.push(() => sql.close());
+  await migrateAtBoot({
+    sql,
+    enabled: config.autoMigrate,
+    dir: config.migrationsDir ?? BROKER_MIGRATIONS_DIR,
+    namespace: "broker",
+    logger,
+  });
+
+  const keys = new Map<string, Buffer>();
+  for (const key of [config.encryptionKey, ...config.previousEncryptionKeys])
+    keys.set(keyId(key), key);
+  const vault = createVault({ keys, currentKeyId: keyId(config.encryptionKey) });
+
+  const internal = createInternalSecretBackend(vault);
+  const readBackends: SecretBackend[] = [internal];
+  let secrets: SecretBackend = internal;
+  if (config.secretBackend === "gcp" && config.gcpProject) {
+    const gcp = createGcpSecretBackend({
+      project: config.gcpProject,
+      prefix: config.secretPrefix,
+      clientOptions: options.gcpClientOptions ?? endpointOptions(config.secretManagerEndpoint),
+    });
+    cleanups.push(() => gcp.close());
+    secrets = gcp;
+    readBackends.push(gcp);
+  }
+  try {
+    await secrets.check();
+  } catch (error) {
+    throw new AtriumError(Code.Unavailable, `secret backend ${secrets.kind} is unreachable`, {
+      cause: error,
+    });
+  }
+
+  const ctx: BrokerContext = {
+    sql,
+    vault,
+    providers: createProviderStore({ sql, secrets, readBackends }),
+    oauth: createOAuthClient(),
+    states: createStateCodec(config.stateKey),
+    instanceId: `${randomUUID()}`,
+    logger,
+    settings: {
+      defaultTokenLifetimeSeconds: config.defaultTokenLifetimeSeconds,
+      refreshSkewSeconds: config.refreshSkewSeconds,
+      leaseSeconds: config.leaseSeconds,
+      revocationTimeoutMs: config.revocationTimeoutMs,
+      teardownTimeoutMs: config.teardownTimeoutMs,
+      maxRefreshFailures: config.maxRefreshFailures,
+      stateTtlSeconds: config.stateTtlSeconds,
+      allowedReturnDomains: config.allowedReturnDomains,
+      defaultRedirectUri: config.oauthRedirectUri,
+    },
+  };
+  const connections = createConnectionService(ctx);
+  const saml = createSamlFlow(ctx, connections, { acsUrl: config.samlAcsUrl });
+
+  const apiKeys = createApiKeySet({
+    keys: config.apiKeys,
+    files: config.apiKeyFiles,
+    reloadMs: config.apiKeyReloadMs,
+    onReloadError: (file) =>
+      logger.warn({ file }, "API key file could not be re-read; keeping the previous keys"),
+  });
+  try {
+    await apiKeys.load();
+  } catch (error) {
+    throw new AtriumError(
+      Code.FailedPrecondition,
+      `API keys could not be loaded: ${(error as Error).message}`,
+    );
+  }
+  apiKeys.start();
+  cleanups.push(() => apiKeys.stop());
+
+  const isAllowed = config.allowedCidrs.length
+    ? createCidrMatcher(config.allowedCidrs)
+    : () => true;
+  const isTrustedProxy = createCidrMatcher(config.trustedProxies);
+
+  const host = createServiceHost({
+    name: "broker",
+    logger,
+    rest: { host: config.host, port: config.restPort },
+    grpc: config.grpcPort === undefined ? undefined : { host: config.host, port: config.grpcPort },
+    services: [
+      {
+        service: brokerV1.BrokerService,
+        implementation: createBrokerHandlers({ ctx, connections, saml }),
+      },
+    ],
+    authenticator: apiKeys,
+    healthChecks: { database: () => sql.ping() },
+    configureRest: (app) =>
+      configureBrokerRest(app, {
+        clientIpHeader: CLIENT_IP_HEADER,
+        clientIp: (peer, forwardedFor) => resolveClientIp(peer, forwardedFor, isTrustedProxy),
+        isAllowed,
+      }),
+  });
+  const { restUrl, grpcUrl } = await host.start();
+  cleanups.push(() => host.stop());
+
+  const refreshLoop = createRefreshLoop(ctx, connections.refresher, {
+    intervalMs: config.refreshIntervalMs,
+    windowSeconds: config.refreshWindowSeconds,
+    batchSize: config.refreshBatchSize,
+    concurrency: config.refreshConcurrency,
+  });
+  if (config.refreshLoop) refreshLoop.start();
+  cleanups.push(() => refreshLoop.stop());
+
+  logger.info(
+    { secretBackend: secrets.kind, apiKeys: apiKeys.size(), rest: restUrl, grpc: grpcUrl },
+    "broker ready",
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    name: "broker",
+    urls: { rest: restUrl, grpc: grpcUrl },
+    refreshLoop,
+    stop() {
+      stopping ??= cleanup();
+      return stopping;
+    },
+  };
+}
+
+/** SECRET_MANAGER_ENDPOINT=host:port points the client at a local (plaintext) server. */
+function endpointOptions(endpoint: string | undefined) {
+  if (!endpoint) return undefined;
+  const colon = endpoint.lastIndexOf(":");
+  return {
+    apiEndpoint: endpoint.slice(0, colon),
+    port: Number(endpoint.slice(colon + 1)),
+    sslCreds: credentials.createInsecure(),
+    // A local server has no universe; skips the metadata-server lookup of default credentials.
+    universeDomain: "googleapis.com",
+  };
+}
