@@ -56,7 +56,7 @@ export function createChatRouter(
   const bus = kernel.traceBus;
   // OpenAPI metadata for hosts that run a schema generator; Fastify itself ignores it.
   const docs = (summary: string): FastifySchema => {
-    const schema = { tags, summary };
+    const schema: FastifySchema & { tags: string[]; summary: string } = { tags, summary };
     return schema;
   };
 

@@ -1,0 +1,138 @@
+import type { Source } from "../kernel/kernel-types.js";
+import {
+  type AgentResult,
+  ask,
+  runTool,
+  type StepContext,
+  type SubAgent,
+  think,
+} from "../kernel/step-context.js";
+import type { MemoryGateway } from "../memory/memory-gateway.js";
+import { fetchReadablePage, type ReadablePage } from "./readable-page.js";
+import { type UrlPolicy, urlsIn } from "./url-policy.js";
+
+export interface ResearcherOptions {
+  memory?: MemoryGateway;
+  policy: UrlPolicy;
+  /** Pages fetched per run. Default 3. */
+  maxPages?: number;
+}
+
+interface Finding {
+  source: Source;
+  text: string;
+}
+
+const sentences = (text: string, n: number) =>
+  (text.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [text]).slice(0, n).join("").trim();
+
+/**
+ * Searches the memory service and reads the allowed pages the message names, then answers from
+ * what it found: with the LLM when one is configured, extractively (the leading sentences of each
+ * source) when not.
+ */
+export function createResearcher(options: ResearcherOptions): SubAgent {
+  const maxPages = options.maxPages ?? 3;
+  return {
+    role: "researcher",
+    async run(step: StepContext): Promise<AgentResult> {
+      const findings: Finding[] = [];
+      if (options.memory) {
+        const memory = options.memory;
+        try {
+          const hits = await runTool(
+            step,
+            "researcher",
+            "memory.search",
+            { query: step.task, limit: 5 },
+            () => memory.search(step.scope, step.task, 5, step.signal),
+            (r) => r.map((h) => ({ content: h.content.slice(0, 200), similarity: h.similarity })),
+          );
+          for (const hit of hits) {
+            findings.push({
+              source: {
+                title: hit.content.slice(0, 80),
+                url: `memory://${hit.sourceType}/${hit.sourceId}`,
+                source: "memory",
+              },
+              text: hit.content,
+            });
+          }
+        } catch {
+          await think(step, "act", "memory search failed; going on without it");
+        }
+      }
+      const urls = urlsIn(step.task);
+      const refused = urls.filter((u) => !options.policy.allows(u));
+      for (const url of urls.filter((u) => options.policy.allows(u)).slice(0, maxPages)) {
+        try {
+          const page: ReadablePage = await runTool(
+            step,
+            "researcher",
+            "web.fetch",
+            { url },
+            () => fetchReadablePage(url, { policy: options.policy, signal: step.signal }),
+            (p) => ({ url: p.url, title: p.title, chars: p.text.length }),
+          );
+          findings.push({
+            source: { title: page.title, url: page.url, source: "web" },
+            text: page.text,
+          });
+        } catch {
+          // The tool_result event carries the reason; other sources may still answer.
+        }
+      }
+      const pending = refused.map((url) => ({
+        kind: "approval" as const,
+        detail: `opening ${url} needs approval: its host is not in AGENT_ALLOWED_HOSTS`,
+      }));
+      if (refused.length > 0 && findings.length === 0) {
+        return {
+          status: "yield",
+          summary: `I need approval to open ${refused.join(", ")} before I can research this.`,
+          pending,
+        };
+      }
+      const sources = findings.map((f) => f.source);
+      if (!step.llm) {
+        if (findings.length === 0) {
+          return {
+            status: "failure",
+            summary:
+              "No LLM is configured and neither memory nor the given pages had anything on this.",
+          };
+        }
+        const summary = findings
+          .slice(0, 3)
+          .map((f) => `${f.source.title}: ${sentences(f.text, 2)}`)
+          .join("\n\n");
+        return { status: "success", summary, sources, payload: { extractive: true }, pending };
+      }
+      const material = findings
+        .map((f, i) => `[${i + 1}] ${f.source.title} (${f.source.url})\n${f.text.slice(0, 6000)}`)
+        .join("\n\n");
+      const earlier = step.earlier.map((e) => `${e.role}: ${e.summary}`).join("\n");
+      const answer = await ask(
+        step,
+        "researcher",
+        "answer",
+        [
+          {
+            role: "user",
+            content: [
+              `Question: ${step.task}`,
+              material
+                ? `Sources (cite as [n]):\n${material}`
+                : "No sources were found; answer from general knowledge and say so.",
+              earlier ? `Earlier attempts in this step:\n${earlier}` : "",
+            ]
+              .filter(Boolean)
+              .join("\n\n"),
+          },
+        ],
+        { streamThinking: true },
+      );
+      return { status: "success", summary: answer.trim(), sources, pending };
+    },
+  };
+}

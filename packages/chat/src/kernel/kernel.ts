@@ -1,0 +1,267 @@
+import { createBrowser } from "../agents/browser.js";
+import type { SandboxLimits } from "../agents/code-sandbox.js";
+import { createCoder } from "../agents/coder.js";
+import { createCommunicator } from "../agents/communicator.js";
+import { createResearcher } from "../agents/researcher.js";
+import { createUrlPolicy } from "../agents/url-policy.js";
+import { type LlmClient, LlmError } from "../llm/llm-client.js";
+import type { MemoryContext, MemoryGateway, MemoryScope } from "../memory/memory-gateway.js";
+import type { TraceBus } from "../trace/trace-bus.js";
+import { type Budget, BudgetExhaustedError, BudgetTracker, defaultBudgets } from "./budget.js";
+import type {
+  AgentRole,
+  ChatKernel,
+  KernelInput,
+  KernelOutput,
+  PendingItem,
+  Source,
+} from "./kernel-types.js";
+import { routeStep } from "./role-router.js";
+import {
+  type AgentResult,
+  runTool,
+  type StepContext,
+  type SubAgent,
+  think,
+} from "./step-context.js";
+
+export interface KernelOptions {
+  traceBus: TraceBus;
+  /** Without one, routing uses the classifier and sub-agents their non-LLM fallbacks. */
+  llm?: LlmClient;
+  memory?: MemoryGateway;
+  /** Hosts the researcher and browser may open (see createUrlPolicy). Default none. */
+  allowedHosts?: string[];
+  chromiumPath?: string;
+  communicatorWebhookUrl?: string;
+  /** Messages are sent only with `context.approved === true` unless false. Default true. */
+  requireSendApproval?: boolean;
+  sandbox?: SandboxLimits;
+  budgets?: Partial<Record<AgentRole, Partial<Budget>>>;
+  /** Replaces sub-agents, e.g. to run one against a different tool. */
+  agents?: Partial<Record<AgentRole, SubAgent>>;
+}
+
+interface PlannedRun {
+  role: AgentRole;
+  /** A helper gathers material for the run after it; its success does not end the step. */
+  helper?: boolean;
+}
+
+/** What runs when the routed role fails: the coder asks the researcher, then tries again. */
+const plans: Record<AgentRole, PlannedRun[]> = {
+  coder: [{ role: "coder" }, { role: "researcher", helper: true }, { role: "coder" }],
+  researcher: [{ role: "researcher" }, { role: "coder" }],
+  browser: [{ role: "browser" }, { role: "researcher" }],
+  communicator: [{ role: "communicator" }],
+};
+
+function scopeOf(input: KernelInput): MemoryScope {
+  const text = (v: unknown, fallback: string) => (typeof v === "string" && v !== "" ? v : fallback);
+  return {
+    tenantId: text(input.context.tenant_id, "default"),
+    userId: text(input.context.user_id, "anonymous"),
+    agentId: input.agentId,
+    sessionId: typeof input.context.session_id === "string" ? input.context.session_id : undefined,
+  };
+}
+
+function dedupeSources(results: AgentResult[]): Source[] {
+  const seen = new Set<string>();
+  const sources: Source[] = [];
+  for (const s of results.flatMap((r) => r.sources ?? [])) {
+    if (seen.has(s.url)) continue;
+    seen.add(s.url);
+    sources.push(s);
+  }
+  return sources;
+}
+
+/**
+ * The OODA kernel: observe (memory context for the agent's scope), orient (route to a role),
+ * decide (the next planned run within the budget), act (run the sub-agent), and loop through
+ * the role's fallbacks until one succeeds or yields, or the budget runs out.
+ */
+export function createKernel(options: KernelOptions): ChatKernel {
+  const policy = createUrlPolicy(options.allowedHosts ?? []);
+  const agents: Record<AgentRole, SubAgent> = {
+    researcher: createResearcher({ memory: options.memory, policy }),
+    coder: createCoder({ sandbox: options.sandbox }),
+    browser: createBrowser({ policy, chromiumPath: options.chromiumPath }),
+    communicator: createCommunicator({
+      webhookUrl: options.communicatorWebhookUrl,
+      requireApproval: options.requireSendApproval,
+    }),
+    ...options.agents,
+  };
+  const budgetFor = (role: AgentRole): Budget => ({
+    ...defaultBudgets[role],
+    ...options.budgets?.[role],
+  });
+
+  async function observe(step: StepContext): Promise<MemoryContext | undefined> {
+    const memory = options.memory;
+    if (!memory) return undefined;
+    try {
+      return await runTool(
+        step,
+        "kernel",
+        "memory.context",
+        {
+          tenant_id: step.scope.tenantId,
+          user_id: step.scope.userId,
+          agent_id: step.scope.agentId,
+        },
+        () => memory.context(step.scope, step.task, step.signal),
+        (c) => ({ recent: c.recent.length, pages: c.pages.length }),
+      );
+    } catch {
+      await think(step, "observe", "memory is unavailable; going on without context");
+      return undefined;
+    }
+  }
+
+  async function act(step: StepContext, role: AgentRole): Promise<AgentResult> {
+    try {
+      return await agents[role].run(step);
+    } catch (error) {
+      if (error instanceof LlmError && error.isAuthFailure) {
+        return {
+          status: "yield",
+          summary: "The LLM provider rejected the configured credentials.",
+          pending: [
+            {
+              kind: "credentials",
+              detail: `the LLM provider answered HTTP ${error.status}: check LLM_API_KEY`,
+            },
+          ],
+        };
+      }
+      if (error instanceof BudgetExhaustedError) throw error;
+      if (step.signal.aborted) {
+        const reason = step.signal.reason;
+        throw reason instanceof BudgetExhaustedError
+          ? reason
+          : new Error("the request was cancelled");
+      }
+      return {
+        status: "failure",
+        summary: `${role} failed: ${(error as Error).message ?? String(error)}`,
+      };
+    }
+  }
+
+  return {
+    traceBus: options.traceBus,
+    async execute(input: KernelInput): Promise<KernelOutput> {
+      const budget = new BudgetTracker(budgetFor("researcher"));
+      const wall = new AbortController();
+      let timer = setTimeout(
+        () => wall.abort(new BudgetExhaustedError("time")),
+        budget.remainingMs(),
+      );
+      const step: StepContext = {
+        task: input.task,
+        systemPrompt: input.systemPrompt,
+        context: input.context,
+        agentId: input.agentId,
+        scope: scopeOf(input),
+        trace: input.trace,
+        signal: input.signal ? AbortSignal.any([input.signal, wall.signal]) : wall.signal,
+        llm: options.llm,
+        memory: undefined,
+        earlier: [],
+        budget,
+      };
+      try {
+        step.memory = await observe(step);
+        if (step.memory) {
+          await think(
+            step,
+            "observe",
+            `loaded ${step.memory.recent.length} recent events and ${step.memory.pages.length} relevant memories`,
+          );
+        }
+        const route = await routeStep(step);
+        await think(step, "orient", `routing to ${route.role} (${route.by}: ${route.reason})`);
+        budget.use(budgetFor(route.role));
+        clearTimeout(timer);
+        timer = setTimeout(
+          () => wall.abort(new BudgetExhaustedError("time")),
+          Math.max(budget.remainingMs(), 0),
+        );
+
+        let final: (AgentResult & { role: AgentRole }) | undefined;
+        let lastPrimary: (AgentResult & { role: AgentRole }) | undefined;
+        let exhausted: BudgetExhaustedError | undefined;
+        const plan = plans[route.role];
+        for (const [index, planned] of plan.entries()) {
+          exhausted = budget.exhausted();
+          if (exhausted) break;
+          await think(
+            step,
+            "decide",
+            index === 0
+              ? `running ${planned.role}`
+              : `${plan[index - 1].role} ${planned.helper ? "needs material" : "did not succeed"}; running ${planned.role}`,
+          );
+          budget.steps++;
+          let result: AgentResult;
+          try {
+            result = await act(step, planned.role);
+          } catch (error) {
+            if (!(error instanceof BudgetExhaustedError)) throw error;
+            exhausted = error;
+            break;
+          }
+          const run = { ...result, role: planned.role };
+          step.earlier.push(run);
+          if (!planned.helper) lastPrimary = run;
+          if (result.status === "yield" || (result.status === "success" && !planned.helper)) {
+            final = run;
+            break;
+          }
+          if (planned.helper && result.status === "failure") break;
+        }
+        final ??= lastPrimary ?? step.earlier.at(-1);
+        const status = final?.status ?? "failure";
+        let summary = final?.summary ?? "Nothing could be done for this message.";
+        if (exhausted && status !== "success")
+          summary = `${summary}\n\n(Stopped: ${exhausted.message}.)`;
+        const pending: PendingItem[] = status === "yield" ? (final?.pending ?? []) : [];
+        if (status === "success" && options.memory) {
+          await options.memory
+            .remember(step.scope, input.task, summary)
+            .catch(() => think(step, "act", "could not store this turn in memory"));
+        }
+        return {
+          status,
+          summary,
+          payload: final?.payload,
+          metadata: {
+            role: route.role,
+            route: { by: route.by, reason: route.reason },
+            runs: step.earlier.map((r) => ({ role: r.role, status: r.status })),
+            tokens: { ...budget.usage },
+            sources: dedupeSources(step.earlier),
+            pending,
+            budget: { ...budget.limits, steps_used: budget.steps, exhausted: exhausted?.resource },
+          },
+        };
+      } catch (error) {
+        if (error instanceof BudgetExhaustedError || step.signal.aborted) {
+          const reason =
+            error instanceof BudgetExhaustedError ? error.message : "the request was cancelled";
+          return {
+            status: "failure",
+            summary: `Stopped: ${reason}.`,
+            metadata: { tokens: { ...budget.usage }, sources: dedupeSources(step.earlier) },
+          };
+        }
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -1,0 +1,230 @@
+import { randomUUID } from "node:crypto";
+import type { TokenUsage } from "../kernel/kernel-types.js";
+import type { TraceEmitter } from "../trace/trace-bus.js";
+
+/** Model tiers: the router gets a cheap model, each sub-agent role may get its own. */
+export type LlmTier = "router" | "researcher" | "coder" | "browser" | "communicator";
+
+export interface LlmConfig {
+  /** OpenAI-compatible base URL including the version segment, e.g. https://api.openai.com/v1. */
+  baseUrl: string;
+  apiKey?: string;
+  /** Model used by every tier without its own. */
+  model: string;
+  tierModels?: Partial<Record<LlmTier, string>>;
+  /** Per call. Default 120 s. */
+  timeoutMs?: number;
+}
+
+export interface LlmMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+export interface LlmJsonSchema {
+  name: string;
+  schema: Record<string, unknown>;
+}
+
+export interface LlmCallOptions {
+  tier: LlmTier;
+  /** Why the call is made (`route`, `answer`, `write_code`…); shown in the trace. */
+  purpose: string;
+  messages: LlmMessage[];
+  trace: TraceEmitter;
+  /** Streams tokens into `thinking` events. Ignored with `jsonSchema`. */
+  streamThinking?: boolean;
+  /** Structured output: the reply is JSON conforming to this schema. */
+  jsonSchema?: LlmJsonSchema;
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface LlmResult {
+  text: string;
+  model: string;
+  usage: TokenUsage;
+  finishReason: string | null;
+}
+
+export class LlmError extends Error {
+  constructor(
+    message: string,
+    /** HTTP status of the provider's answer, when there was one. */
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "LlmError";
+  }
+
+  /** The provider refused our key: a person has to supply credentials. */
+  get isAuthFailure(): boolean {
+    return this.status === 401 || this.status === 403;
+  }
+}
+
+export interface LlmClient {
+  modelFor(tier: LlmTier): string;
+  complete(options: LlmCallOptions): Promise<LlmResult>;
+}
+
+const emptyUsage = (): TokenUsage => ({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+
+function usageOf(raw: unknown): TokenUsage | undefined {
+  if (!raw || typeof raw !== "object") return undefined;
+  const u = raw as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+  const prompt = num(u.prompt_tokens);
+  const completion = num(u.completion_tokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: num(u.total_tokens) || prompt + completion,
+  };
+}
+
+interface ChunkChoice {
+  delta?: { content?: string | null };
+  message?: { content?: string | null };
+  finish_reason?: string | null;
+}
+
+/** Reads an OpenAI-style SSE body, calling `onChunk` for each JSON `data:` payload. */
+async function readEventStream(
+  body: ReadableStream<Uint8Array>,
+  onChunk: (chunk: Record<string, unknown>) => void,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const bytes of body) {
+    buffer += decoder.decode(bytes, { stream: true });
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).trim();
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+      if (!line.startsWith("data:")) continue;
+      const data = line.slice(5).trim();
+      if (data === "[DONE]") return;
+      try {
+        onChunk(JSON.parse(data) as Record<string, unknown>);
+      } catch {
+        throw new LlmError("LLM stream sent a chunk that is not JSON");
+      }
+    }
+  }
+}
+
+/** OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server). */
+export function createLlmClient(config: LlmConfig): LlmClient {
+  const baseUrl = config.baseUrl.replace(/\/+$/, "");
+  const timeoutMs = config.timeoutMs ?? 120_000;
+  const modelFor = (tier: LlmTier) => config.tierModels?.[tier] ?? config.model;
+
+  return {
+    modelFor,
+    async complete(options) {
+      const model = modelFor(options.tier);
+      const stream = options.streamThinking === true && !options.jsonSchema;
+      const callId = randomUUID();
+      const started = performance.now();
+      const last = options.messages.at(-1)?.content ?? "";
+      await options.trace.emit("llm_request", {
+        call_id: callId,
+        model,
+        purpose: options.purpose,
+        messages: options.messages.length,
+        prompt_preview: last.slice(0, 300),
+        stream,
+        structured: Boolean(options.jsonSchema),
+      });
+      const body: Record<string, unknown> = { model, messages: options.messages, stream };
+      if (stream) body.stream_options = { include_usage: true };
+      if (options.maxTokens) body.max_tokens = options.maxTokens;
+      if (options.jsonSchema) {
+        body.response_format = {
+          type: "json_schema",
+          json_schema: {
+            name: options.jsonSchema.name,
+            strict: true,
+            schema: options.jsonSchema.schema,
+          },
+        };
+      }
+      const signals = [AbortSignal.timeout(timeoutMs)];
+      if (options.signal) signals.push(options.signal);
+      let text = "";
+      let usage: TokenUsage | undefined;
+      let finishReason: string | null = null;
+      let answeredModel = model;
+      try {
+        const response = await fetch(`${baseUrl}/chat/completions`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+          },
+          body: JSON.stringify(body),
+          signal: AbortSignal.any(signals),
+        });
+        if (!response.ok) {
+          const detail = (await response.text().catch(() => "")).slice(0, 300);
+          throw new LlmError(
+            `LLM call failed with HTTP ${response.status}: ${detail}`,
+            response.status,
+          );
+        }
+        if (stream && response.body) {
+          await readEventStream(response.body, (chunk) => {
+            if (typeof chunk.model === "string") answeredModel = chunk.model;
+            usage = usageOf(chunk.usage) ?? usage;
+            const choice = (chunk.choices as ChunkChoice[] | undefined)?.[0];
+            if (choice?.finish_reason) finishReason = choice.finish_reason;
+            const token = choice?.delta?.content;
+            if (token) {
+              text += token;
+              // Not awaited: the trace bus keeps order, and the model should not wait on it.
+              void options.trace.emit("thinking", { thought: token, phase: options.purpose });
+            }
+          });
+        } else {
+          const json = (await response.json()) as Record<string, unknown>;
+          if (typeof json.model === "string") answeredModel = json.model;
+          usage = usageOf(json.usage);
+          const choice = (json.choices as ChunkChoice[] | undefined)?.[0];
+          finishReason = choice?.finish_reason ?? null;
+          text = choice?.message?.content ?? "";
+        }
+      } catch (error) {
+        const failure =
+          error instanceof LlmError
+            ? error
+            : new LlmError(`LLM call failed: ${(error as Error).message ?? String(error)}`);
+        await options.trace.emit("llm_response", {
+          call_id: callId,
+          model,
+          purpose: options.purpose,
+          duration_ms: Math.round(performance.now() - started),
+          error: failure.message,
+        });
+        throw failure;
+      }
+      const result: LlmResult = {
+        text,
+        model: answeredModel,
+        usage: usage ?? emptyUsage(),
+        finishReason,
+      };
+      await options.trace.emit("llm_response", {
+        call_id: callId,
+        model: answeredModel,
+        purpose: options.purpose,
+        duration_ms: Math.round(performance.now() - started),
+        usage: result.usage,
+        finish_reason: finishReason,
+        output_chars: text.length,
+      });
+      return result;
+    },
+  };
+}
