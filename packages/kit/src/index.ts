@@ -1,14 +1,21 @@
-export * from "./errors.js";
-export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
-export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
-export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
-export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
 export {
-  type MigrationLogger,
-  type RunMigrationsOptions,
-  runMigrations,
-} from "./sql/migrator.js";
-export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
+  type AuthConfig,
+  authConfigFromEnv,
+  authEnvNames,
+  type TlsOptions,
+} from "./auth/auth-config.js";
+export { AuthenticationError, type AuthMechanism } from "./auth/authentication-error.js";
+export {
+  type AuthenticatorOptions,
+  authEnabled,
+  createAuthenticator,
+} from "./auth/authenticator.js";
+export {
+  type Authenticator,
+  type AuthRequest,
+  type Identity,
+  identityKey,
+} from "./auth/identity.js";
 export type { BlobStore, StoredBlob } from "./blob/blob.js";
 export { createBlobStore } from "./blob/create-blob-store.js";
 export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";
@@ -18,14 +25,6 @@ export { type CacheOptions, createCache } from "./cache/create-cache.js";
 export type { HandlerErrorReporter } from "./cache/handler-error.js";
 export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
 export { createRedisCache, type RedisCacheOptions } from "./cache/redis-cache.js";
-export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
-export { createQueue, type QueueOptions } from "./queue/create-queue.js";
-export { createMemoryQueue } from "./queue/memory-queue.js";
-export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queue.js";
-export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
-export { restProtocolName } from "./rpc/rest-context.js";
-export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
-export { ConfigError, type Env, exitOnConfigError, loadConfig } from "./config/load-config.js";
 export {
   envBoolean,
   envDuration,
@@ -35,14 +34,9 @@ export {
   envUrl,
   parseDuration,
 } from "./config/env-values.js";
+export { ConfigError, type Env, exitOnConfigError, loadConfig } from "./config/load-config.js";
+export * from "./errors.js";
 export { createLogger, type Logger, type LoggerOptions } from "./logger/logger.js";
-export {
-  createRequestMetrics,
-  type RequestMetrics,
-  type RequestMetricsOptions,
-  type RequestSample,
-  type Transport,
-} from "./observability/metrics.js";
 export {
   createHealthReporter,
   type HealthCheck,
@@ -50,26 +44,32 @@ export {
   type HealthReporterOptions,
 } from "./observability/health.js";
 export {
-  type AuthRequest,
-  type Authenticator,
-  type Identity,
-  identityKey,
-} from "./auth/identity.js";
-export { type AuthMechanism, AuthenticationError } from "./auth/authentication-error.js";
-export {
-  type AuthenticatorOptions,
-  authEnabled,
-  createAuthenticator,
-} from "./auth/authenticator.js";
-export {
-  type AuthConfig,
-  authConfigFromEnv,
-  authEnvNames,
-  type TlsOptions,
-} from "./auth/auth-config.js";
+  createRequestMetrics,
+  type RequestMetrics,
+  type RequestMetricsOptions,
+  type RequestSample,
+  type Transport,
+} from "./observability/metrics.js";
+export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
+export { createQueue, type QueueOptions } from "./queue/create-queue.js";
+export { createMemoryQueue } from "./queue/memory-queue.js";
+export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queue.js";
+export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
+export { restProtocolName } from "./rpc/rest-context.js";
+export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
+export { requestIdentity } from "./server/rest-app.js";
 export {
   createServiceHost,
   type ServiceHost,
   type ServiceHostOptions,
 } from "./server/service-host.js";
-export { requestIdentity } from "./server/rest-app.js";
+export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
+export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
+export {
+  type MigrationLogger,
+  type RunMigrationsOptions,
+  runMigrations,
+} from "./sql/migrator.js";
+export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
+export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
+export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";

@@ -1,3 +1,3 @@
+export * from "./eventually.js";
 export * from "./servers.js";
 export * from "./test-postgres.js";
-export * from "./eventually.js";
