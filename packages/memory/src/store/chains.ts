@@ -191,10 +191,11 @@ export const chainStore = {
     return rows.map(toChain);
   },
 
+  /** Closed chains not yet in the graph, locked so that two instances never promote one twice. */
   async unpromoted(db: SqlExecutor, limit: number): Promise<ChainRecord[]> {
     const { rows } = await db.query<ChainRow>(
       `SELECT ${PAGE_COLUMNS} FROM memory_chains WHERE status = 'closed' AND promoted_at IS NULL
-       ORDER BY created_at LIMIT $1`,
+       ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
     );
     return rows.map(toChain);
@@ -204,7 +205,7 @@ export const chainStore = {
   async idleSince(db: SqlExecutor, before: Date, limit: number): Promise<ChainRecord[]> {
     const { rows } = await db.query<ChainRow>(
       `SELECT ${PAGE_COLUMNS} FROM memory_chains WHERE status = 'closed' AND last_access_at < $1
-       ORDER BY last_access_at LIMIT $2`,
+       ORDER BY last_access_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [before, limit],
     );
     return rows.map(toChain);

@@ -61,7 +61,7 @@ export const graphStore = {
     db: SqlExecutor,
     owner: UserGraph,
     chainId: string,
-    analysis: ChainAnalysis,
+    analysis: Pick<ChainAnalysis, "entities" | "relations">,
   ): Promise<void> {
     const types = new Map<string, { name: string; type: EntityType }>();
     for (const e of analysis.entities) types.set(entityKey(e.name), e);

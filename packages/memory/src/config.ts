@@ -1,0 +1,45 @@
+import {
+  type Env,
+  envDuration,
+  envInteger,
+  envPort,
+  envString,
+  envUrl,
+  loadConfig,
+} from "@atrium/kit";
+import { z } from "zod";
+
+const schema = z.object({
+  MEMORY_HOST: z.string().default("0.0.0.0"),
+  MEMORY_REST_PORT: envPort().default(8080),
+  MEMORY_GRPC_PORT: envPort().default(9090),
+  DATABASE_URL: envUrl({ protocols: ["postgres", "postgresql"] }).optional(),
+  ATRIUM_DATA_DIR: z.string().default("./data"),
+  AUTO_MIGRATE: z.enum(["true", "false"]).default("true"),
+  REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
+  BLOB_STORE_URL: z.string().optional(),
+  EMBEDDINGS_PROVIDER: z.enum(["hash", "openai"]).default("hash"),
+  EMBEDDINGS_BASE_URL: envUrl({ protocols: ["http", "https"] }).default(
+    new URL("https://api.openai.com/v1"),
+  ),
+  EMBEDDINGS_MODEL: envString().default("text-embedding-3-small"),
+  EMBEDDINGS_API_KEY: envString().optional(),
+  EMBEDDINGS_DIMENSIONS: envInteger({ min: 1, max: 16000 }).default(384),
+  EMBEDDINGS_TIMEOUT: envDuration().default(30_000),
+  LLM_BASE_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  LLM_MODEL: envString().default("gpt-4o-mini"),
+  LLM_API_KEY: envString().optional(),
+  LLM_TIMEOUT: envDuration().default(30_000),
+  LLM_MAX_RETRIES: envInteger({ min: 0, max: 10 }).default(2),
+  MEMORY_VECTOR_SEARCH: z.enum(["auto", "hnsw", "exact"]).default("auto"),
+  MEMORY_CHAIN_GAP: envDuration().default(30 * 60_000),
+  MEMORY_PROMOTER_INTERVAL: envDuration().default(5 * 60_000),
+  MEMORY_STM_CACHE_SIZE: envInteger({ min: 1, max: 10_000 }).default(200),
+});
+
+export type MemoryConfig = z.output<typeof schema>;
+
+/** The memory service's environment, validated once; a bad value names its variable. */
+export function loadMemoryConfig(env: Env): MemoryConfig {
+  return loadConfig(schema, env);
+}

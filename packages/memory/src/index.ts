@@ -1,0 +1,11 @@
+export { loadMemoryConfig, type MemoryConfig } from "./config.js";
+export type { Embedder } from "./embeddings/embedder.js";
+export { createHashEmbedder } from "./embeddings/hash-embedder.js";
+export { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
+export { createOpenAiLlm, type Llm } from "./llm/llm.js";
+export { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
+export {
+  type RunningMemoryService,
+  type StartMemoryServiceOptions,
+  startMemoryService,
+} from "./start.js";

@@ -1,0 +1,409 @@
+import { randomUUID } from "node:crypto";
+import type { memoryV1 } from "@atrium/api";
+import {
+  type BlobStore,
+  type Cache,
+  failedPrecondition,
+  identityKey,
+  internal,
+  invalidArgument,
+  type Logger,
+  notFound,
+  type Queue,
+  type Sql,
+  unimplemented,
+} from "@atrium/kit";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+
+import { recordAccess } from "../chains/heat.js";
+import { extractEntities } from "../chains/text-analysis.js";
+import {
+  EVENT_ROLES,
+  EVENT_TYPES,
+  type EventRole,
+  type EventType,
+  type Scope,
+  type SessionRecord,
+  type StmEvent,
+  scopeKey,
+} from "../domain.js";
+import { type Embedder, embedOne } from "../embeddings/embedder.js";
+import { cosineSimilarity } from "../embeddings/vectors.js";
+import { CHAIN_CHECK_JOB, type ChainCheckJob } from "../pipeline/chain-check-worker.js";
+import type { Promoter } from "../pipeline/promoter.js";
+import { type ChainRecord, chainStore } from "../store/chains.js";
+import type { EventStore } from "../store/events.js";
+import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
+import type { SessionStore } from "../store/sessions.js";
+import type { VectorSearch } from "../store/vector-search.js";
+import type { StmWindow } from "./stm-window.js";
+
+export interface MemoryServiceDeps {
+  sql: Sql;
+  cache: Cache;
+  queue: Queue;
+  /** Absent: payloads are refused with FailedPrecondition. */
+  blobStore?: BlobStore;
+  embedder: Embedder;
+  sessions: SessionStore;
+  events: EventStore;
+  window: StmWindow;
+  vectorSearch: VectorSearch;
+  /** Absent: TriggerGraphAnalytics answers Internal. */
+  promoter?: Promoter;
+  logger: Logger;
+  now?: () => Date;
+}
+
+const DEFAULT_CONTEXT_LIMIT = 10;
+const MAX_CONTEXT_LIMIT = 1000;
+const RELEVANT_PAGES = 5;
+const DEFAULT_SEARCH_LIMIT = 10;
+const MAX_SEARCH_LIMIT = 100;
+const ENTITY_FACTS = 5;
+
+type MemoryServiceImpl = ServiceImpl<typeof memoryV1.MemoryService>;
+
+const planned = (operation: string) => () => {
+  throw unimplemented(`${operation} is planned and not implemented yet`);
+};
+
+function oneOf<T extends string>(field: string, value: string, allowed: readonly T[]): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw invalidArgument(`${field} ${JSON.stringify(value)} is not one of ${allowed.join(", ")}`);
+  }
+  return value as T;
+}
+
+function toStmEventMessage(e: StmEvent) {
+  return {
+    role: e.role,
+    type: e.type,
+    content: e.content,
+    timestamp: timestampFromDate(e.timestamp),
+    metadata:
+      e.coalescedCount > 1
+        ? { ...e.metadata, coalesced_count: String(e.coalescedCount) }
+        : e.metadata,
+    blobUri: e.blobUri ?? "",
+    blobMimeType: e.blobMimeType ?? "",
+  };
+}
+
+function toDialoguePage(c: ChainRecord) {
+  return {
+    id: c.id,
+    sessionId: c.sessionId,
+    topic: c.topic,
+    summary: c.summary,
+    timestamp: timestampFromDate(c.lastEventAt),
+    metadata: {
+      ...c.metadata,
+      agent_id: c.scope.agentId,
+      status: c.status,
+      analysis_method: c.analysisMethod,
+      // Provenance: the STM events the chain was built from.
+      event_ids: c.eventIds.join(","),
+    },
+  };
+}
+
+function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
+  const relations = facts.map((f) =>
+    f.direction === "out" ? `${f.relation} ${f.other}` : `${f.other} ${f.relation} ${entity.name}`,
+  );
+  const parts = [`${entity.name} (${entity.type})`];
+  if (relations.length > 0) parts.push(relations.join("; "));
+  parts.push(`mentioned in ${entity.mentions} conversation${entity.mentions === 1 ? "" : "s"}`);
+  if (entity.community !== null) {
+    parts.push(
+      `community ${entity.community}, bridges ${entity.bridgeScore ?? 0} other communities`,
+    );
+  }
+  return parts.join(". ");
+}
+
+/** The MemoryService handlers, shared by the gRPC and REST transports. */
+export function createMemoryService(deps: MemoryServiceDeps): MemoryServiceImpl {
+  const { sql, cache, queue, blobStore, embedder, sessions, events, window, vectorSearch, logger } =
+    deps;
+  const now = deps.now ?? (() => new Date());
+
+  /** The session, or NotFound; with a JWT identity, only the identity's own sessions exist. */
+  async function resolveSession(
+    sessionId: string,
+    context: HandlerContext,
+  ): Promise<SessionRecord> {
+    const session = await sessions.get(sessionId);
+    const identity = context.values.get(identityKey);
+    if (
+      !session ||
+      (identity && (identity.tenantId !== session.tenantId || identity.userId !== session.userId))
+    ) {
+      throw notFound(`session ${JSON.stringify(sessionId)} not found`);
+    }
+    return session;
+  }
+
+  async function enqueueChainCheck(scope: Scope): Promise<void> {
+    await queue.add<ChainCheckJob>(
+      CHAIN_CHECK_JOB,
+      { scope },
+      { dedupeKey: `chain:${scopeKey(scope)}`, attempts: 5, backoffMs: 1000 },
+    );
+  }
+
+  /** Recall strengthens chains (heat); best effort, off the request path. */
+  function touch(chains: ChainRecord[]): void {
+    if (chains.length === 0) return;
+    const at = now();
+    const updates = chains.map((c) => ({ id: c.id, ...recordAccess(c, at) }));
+    chainStore
+      .setAccess(sql, updates)
+      .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
+  }
+
+  async function store(
+    session: SessionRecord,
+    input: {
+      role: EventRole;
+      type: EventType;
+      content: string;
+      metadata: Record<string, string>;
+      timestamp: Date;
+      blobUri?: string;
+      blobMimeType?: string;
+    },
+  ): Promise<StmEvent> {
+    const { event, supersedes } = await events.insert({
+      sessionId: session.id,
+      scope: session,
+      ...input,
+    });
+    await window.append(session, event, supersedes);
+    return event;
+  }
+
+  const timestampOr = (t: Timestamp | undefined) => (t ? timestampDate(t) : now());
+
+  async function entityResults(session: SessionRecord, query: string, queryVector: number[]) {
+    const owner = { tenantId: session.tenantId, userId: session.userId };
+    const mentioned = await graphStore.mentionedIn(sql, owner, query, ENTITY_FACTS);
+    // compromise may spot a name the plain match missed (different spacing, possessive).
+    for (const e of extractEntities(query)) {
+      if (mentioned.length >= ENTITY_FACTS) break;
+      for (const found of await graphStore.mentionedIn(sql, owner, e.name, 1)) {
+        if (!mentioned.some((m) => m.id === found.id)) mentioned.push(found);
+      }
+    }
+    if (mentioned.length === 0) return [];
+    const contents = await Promise.all(
+      mentioned.map(async (entity) =>
+        describeFacts(entity, await graphStore.facts(sql, entity.id, 10)),
+      ),
+    );
+    const vectors = await embedder.embed(contents);
+    return mentioned.map((entity, i) => ({
+      content: contents[i],
+      similarityScore: cosineSimilarity(queryVector, vectors[i]),
+      sourceType: "entity",
+      sourceId: entity.id,
+      timestamp: timestampFromDate(entity.updatedAt),
+    }));
+  }
+
+  return {
+    async createSession(request, context) {
+      const identity = context.values.get(identityKey);
+      const scope: Scope = identity
+        ? { tenantId: identity.tenantId, userId: identity.userId, agentId: identity.agentId ?? "" }
+        : {
+            tenantId: request.tenantId.trim(),
+            userId: request.userId.trim(),
+            agentId: request.agentId.trim(),
+          };
+      if (!scope.tenantId) throw invalidArgument("tenant_id is required");
+      if (!scope.userId) throw invalidArgument("user_id is required");
+      const session = await sessions.create(scope, request.metadata);
+      return { sessionId: session.id, createdAt: timestampFromDate(session.createdAt) };
+    },
+
+    getSession: planned("GetSession"),
+    deleteSession: planned("DeleteSession"),
+
+    async storeInteraction(request, context) {
+      if (!request.userMessage.trim()) throw invalidArgument("user_message is required");
+      const session = await resolveSession(request.sessionId, context);
+      const timestamp = timestampOr(request.timestamp);
+      const metadata = request.metadata;
+      await store(session, {
+        role: "user",
+        type: "message",
+        content: request.userMessage,
+        metadata,
+        timestamp,
+      });
+      if (request.agentResponse) {
+        await store(session, {
+          role: "agent",
+          type: "message",
+          content: request.agentResponse,
+          metadata,
+          timestamp,
+        });
+      }
+      await enqueueChainCheck(session);
+      return { success: true, interactionId: "" };
+    },
+
+    async storeEvent(request, context) {
+      const role = oneOf("role", request.role || "system", EVENT_ROLES);
+      if (!request.type)
+        throw invalidArgument(`type is required: one of ${EVENT_TYPES.join(", ")}`);
+      const type = oneOf("type", request.type, EVENT_TYPES);
+      const hasPayload = request.payload.length > 0;
+      if (hasPayload && !request.mimeType)
+        throw invalidArgument("mime_type is required when payload is sent");
+      const session = await resolveSession(request.sessionId, context);
+      if (hasPayload && !blobStore) {
+        throw failedPrecondition("payload sent but no blob store is configured (BLOB_STORE_URL)");
+      }
+      let blob: { uri: string } | undefined;
+      if (hasPayload && blobStore) {
+        const key = `tenants/${encodeURIComponent(session.tenantId)}/sessions/${session.id}/${randomUUID()}`;
+        try {
+          blob = await blobStore.put(key, request.payload, request.mimeType);
+        } catch (error) {
+          throw internal("storing the payload failed", error);
+        }
+      }
+      let event: StmEvent;
+      try {
+        event = await store(session, {
+          role,
+          type,
+          content: request.content,
+          metadata: request.metadata,
+          timestamp: timestampOr(request.timestamp),
+          ...(blob ? { blobUri: blob.uri, blobMimeType: request.mimeType } : {}),
+        });
+      } catch (error) {
+        if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
+        throw error;
+      }
+      if (role === "user" && type === "message") await enqueueChainCheck(session);
+      return { success: true, eventId: event.id };
+    },
+
+    async getContext(request, context) {
+      const limit = request.limit ?? DEFAULT_CONTEXT_LIMIT;
+      if (limit < 0) throw invalidArgument("limit must not be negative");
+      const session = await resolveSession(request.sessionId, context);
+      const stm = await window.read(session, Math.min(limit, MAX_CONTEXT_LIMIT));
+      let pages: ChainRecord[];
+      if (request.query.trim()) {
+        const hits = await vectorSearch.search({
+          ...session,
+          embedding: await embedOne(embedder, request.query),
+          limit: RELEVANT_PAGES,
+        });
+        pages = await chainStore.byIds(
+          sql,
+          hits.map((h) => h.chainId),
+        );
+      } else {
+        pages = await chainStore.recent(sql, session, RELEVANT_PAGES);
+      }
+      touch(pages);
+      return {
+        stmEvents: stm.map(toStmEventMessage),
+        relevantPages: pages.map(toDialoguePage),
+        segments: [],
+        ltpm: {
+          status: "not_implemented",
+          message: "long-term persona memory is planned; use SearchMemory for long-term memory",
+        },
+      };
+    },
+
+    async searchMemory(request, context) {
+      const query = request.query.trim();
+      if (!query) throw invalidArgument("query must not be empty");
+      const requested = request.limit ?? 0;
+      if (requested < 0) throw invalidArgument("limit must not be negative");
+      const limit = Math.min(requested || DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
+      const session = await resolveSession(request.sessionId, context);
+      const queryVector = await embedOne(embedder, query);
+      const filter = request.filter;
+      const hits = await vectorSearch.search({
+        tenantId: session.tenantId,
+        userId: session.userId,
+        embedding: queryVector,
+        limit,
+        filter,
+      });
+      const chains = await chainStore.byIds(
+        sql,
+        hits.map((h) => h.chainId),
+      );
+      const similarity = new Map(hits.map((h) => [h.chainId, h.similarity]));
+      const results = chains.map((c) => ({
+        content: c.summary,
+        similarityScore: similarity.get(c.id) ?? 0,
+        sourceType: "dialogue_page",
+        sourceId: c.id,
+        timestamp: timestampFromDate(c.lastEventAt),
+      }));
+      // Graph facts carry no chain metadata, so no filter can match them.
+      if (Object.keys(filter).length === 0)
+        results.push(...(await entityResults(session, query, queryVector)));
+      results.sort((a, b) => b.similarityScore - a.similarityScore);
+      const returned = results.slice(0, limit);
+      touch(chains.filter((c) => returned.some((r) => r.sourceId === c.id)));
+      return { results: returned };
+    },
+
+    analyzeTopics: planned("AnalyzeTopics"),
+    getHeatMetrics: planned("GetHeatMetrics"),
+    getSegments: planned("GetSegments"),
+
+    async healthCheck() {
+      const checks: [string, () => Promise<void>][] = [
+        ["cache", () => cache.ping()],
+        ["database", () => sql.ping()],
+      ];
+      const dependencies: Record<string, string> = {};
+      await Promise.all(
+        checks.map(async ([name, check]) => {
+          try {
+            await check();
+            dependencies[name] = "healthy";
+          } catch (error) {
+            dependencies[name] = `unhealthy: ${(error as Error).message || String(error)}`;
+          }
+        }),
+      );
+      const healthy = Object.values(dependencies).every((s) => s === "healthy");
+      return {
+        status: healthy ? "healthy" : "degraded",
+        dependencies,
+        timestamp: timestampFromDate(now()),
+      };
+    },
+
+    async triggerGraphAnalytics() {
+      const promoter = deps.promoter;
+      if (!promoter) throw internal("the promoter is not initialized");
+      promoter
+        .runCycle()
+        .then((report) => logger.info(report, "graph analytics cycle finished"))
+        .catch((error) => logger.error({ err: error }, "graph analytics cycle failed"));
+      return {
+        success: true,
+        message: "graph analytics started: promotion, community detection and bridge scoring",
+      };
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import type { Cache } from "@atrium/kit";
+import { type Scope, type StmEvent, scopeKey } from "../domain.js";
+import type { EventStore } from "../store/events.js";
+
+export interface StmWindowOptions {
+  cache: Cache;
+  events: EventStore;
+  /** Events kept in the cache per scope; default 200. Larger reads go to the durable store. */
+  size?: number;
+  onCacheError?: (error: unknown, operation: string) => void;
+}
+
+interface CachedEvent extends Omit<StmEvent, "timestamp"> {
+  timestamp: string;
+}
+
+const serialize = (e: StmEvent) => JSON.stringify({ ...e, timestamp: e.timestamp.toISOString() });
+const parse = (s: string): StmEvent => {
+  const c = JSON.parse(s) as CachedEvent;
+  return { ...c, timestamp: new Date(c.timestamp) };
+};
+
+/** Chronological order: by timestamp, then by storage order (the input is newest first). */
+function chronological(newestFirst: StmEvent[]): StmEvent[] {
+  return newestFirst
+    .map((e, i) => ({ e, i }))
+    .sort((a, b) => a.e.timestamp.getTime() - b.e.timestamp.getTime() || b.i - a.i)
+    .map(({ e }) => e);
+}
+
+/**
+ * The STM window: a cache list per scope (`stm:{scope}`, newest first, trimmed) over the durable
+ * events. A `:warm` marker says the list holds the whole window; without it (a new scope, a
+ * flushed or restarted cache) a read that the list cannot answer is served from the durable
+ * store and refills the list. The cache only ever speeds reads up: when it fails, reads go to
+ * the durable store and a failed write drops the list so that it is rebuilt.
+ */
+export function createStmWindow(options: StmWindowOptions) {
+  const { cache, events } = options;
+  const size = options.size ?? 200;
+  const listKey = (scope: Scope) => `stm:${scopeKey(scope)}`;
+  const warmKey = (scope: Scope) => `stm:${scopeKey(scope)}:warm`;
+  const report = (error: unknown, operation: string) => options.onCacheError?.(error, operation);
+
+  async function refill(scope: Scope): Promise<StmEvent[]> {
+    const newest = await events.newest(scope, size);
+    try {
+      await cache.del(listKey(scope));
+      if (newest.length > 0) await cache.rpush(listKey(scope), ...newest.map(serialize));
+      await cache.set(warmKey(scope), "1");
+    } catch (error) {
+      report(error, "refill");
+    }
+    return newest;
+  }
+
+  return {
+    async append(scope: Scope, event: StmEvent, supersedes?: string): Promise<void> {
+      const key = listKey(scope);
+      try {
+        if (supersedes) {
+          const [head] = await cache.lrange(key, 0, 0);
+          if (head && parse(head).id === supersedes) await cache.ltrim(key, 1, -1);
+          else {
+            // The list does not end where the durable window does: rebuild it on next read.
+            await cache.del(key, warmKey(scope));
+            return;
+          }
+        }
+        await cache.lpush(key, serialize(event));
+        await cache.ltrim(key, 0, size - 1);
+      } catch (error) {
+        report(error, "append");
+        await cache.del(key, warmKey(scope)).catch(() => undefined);
+      }
+    },
+
+    /** The newest `limit` events of the scope, in chronological order. */
+    async read(scope: Scope, limit: number): Promise<StmEvent[]> {
+      if (limit <= 0) return [];
+      if (limit > size) return chronological(await events.newest(scope, limit));
+      try {
+        const [length, warm] = await Promise.all([
+          cache.llen(listKey(scope)),
+          cache.get(warmKey(scope)),
+        ]);
+        if (warm || length >= limit) {
+          return chronological((await cache.lrange(listKey(scope), 0, limit - 1)).map(parse));
+        }
+      } catch (error) {
+        report(error, "read");
+        return chronological(await events.newest(scope, limit));
+      }
+      return chronological((await refill(scope)).slice(0, limit));
+    },
+  };
+}
+
+export type StmWindow = ReturnType<typeof createStmWindow>;

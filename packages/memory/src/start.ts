@@ -1,0 +1,238 @@
+import { memoryV1 } from "@atrium/api";
+import {
+  authConfigFromEnv,
+  authEnabled,
+  createAuthenticator,
+  createBlobStore,
+  createCache,
+  createLogger,
+  createQueue,
+  createServiceHost,
+  createSql,
+  type Env,
+  type Logger,
+  migrateAtBoot,
+} from "@atrium/kit";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { createChainAnalyser } from "./chains/analyse-chain.js";
+import { createContinuityJudge } from "./chains/continuity.js";
+import { loadMemoryConfig, type MemoryConfig } from "./config.js";
+import { scopeKey } from "./domain.js";
+import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
+import type { Embedder } from "./embeddings/embedder.js";
+import { createHashEmbedder } from "./embeddings/hash-embedder.js";
+import { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
+import { createOpenAiLlm, type Llm } from "./llm/llm.js";
+import {
+  CHAIN_CHECK_JOB,
+  type ChainCheckJob,
+  createChainCheckWorker,
+} from "./pipeline/chain-check-worker.js";
+import { createPromoter } from "./pipeline/promoter.js";
+import { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
+import { createStmWindow } from "./service/stm-window.js";
+import { createEventStore } from "./store/events.js";
+import { migrationsDir } from "./store/migrate.js";
+import { createSessionStore } from "./store/sessions.js";
+import { createVectorSearch } from "./store/vector-search.js";
+
+/** The host takes any partial implementation; ours is checked complete where it is built. */
+const completeService = (
+  deps: MemoryServiceDeps,
+): Partial<ServiceImpl<typeof memoryV1.MemoryService>> => createMemoryService(deps);
+
+export interface StartMemoryServiceOptions {
+  env: NodeJS.ProcessEnv | Env;
+  logger?: Logger;
+}
+
+export interface RunningMemoryService {
+  name: string;
+  urls: { rest: string; grpc?: string };
+  stop(): Promise<void>;
+}
+
+function createEmbedder(
+  config: MemoryConfig,
+  cache: Parameters<typeof createCachedEmbedder>[1]["store"],
+): Embedder {
+  if (config.EMBEDDINGS_PROVIDER === "hash")
+    return createHashEmbedder({ dimensions: config.EMBEDDINGS_DIMENSIONS });
+  return createCachedEmbedder(
+    createOpenAiEmbedder({
+      baseUrl: config.EMBEDDINGS_BASE_URL.toString(),
+      apiKey: config.EMBEDDINGS_API_KEY,
+      model: config.EMBEDDINGS_MODEL,
+      dimensions: config.EMBEDDINGS_DIMENSIONS,
+      timeoutMs: config.EMBEDDINGS_TIMEOUT,
+    }),
+    { store: cache },
+  );
+}
+
+function createLlm(config: MemoryConfig): Llm | undefined {
+  if (!config.LLM_BASE_URL) return undefined;
+  return createOpenAiLlm({
+    baseUrl: config.LLM_BASE_URL.toString(),
+    apiKey: config.LLM_API_KEY,
+    model: config.LLM_MODEL,
+    timeoutMs: config.LLM_TIMEOUT,
+    retries: config.LLM_MAX_RETRIES,
+  });
+}
+
+/**
+ * Starts the memory service: REST (default 8080) and gRPC (default 9090) from one set of
+ * handlers, the chain check worker on the queue and the promoter on its schedule. Embedded
+ * defaults: PGlite under ATRIUM_DATA_DIR, in-process cache and queue, hash embeddings, no LLM,
+ * no blob store.
+ */
+export async function startMemoryService(
+  options: StartMemoryServiceOptions,
+): Promise<RunningMemoryService> {
+  const config = loadMemoryConfig(options.env);
+  const auth = authConfigFromEnv("ATRIUM_MEMORY", options.env);
+  const logger = options.logger ?? createLogger({ name: "memory" });
+  const cleanup: (() => Promise<unknown>)[] = [];
+  const closeAll = async () => {
+    for (const close of cleanup.reverse())
+      await close().catch((error) => logger.warn({ err: error }, "close failed"));
+  };
+
+  try {
+    const sql = await createSql({
+      databaseUrl: config.DATABASE_URL?.toString(),
+      dataDir: config.ATRIUM_DATA_DIR,
+      name: "memory",
+      logger,
+    });
+    cleanup.push(() => sql.close());
+    await migrateAtBoot({
+      sql,
+      dir: migrationsDir,
+      namespace: "memory",
+      enabled: config.AUTO_MIGRATE === "true",
+      logger,
+    });
+    const redisUrl = config.REDIS_URL?.toString();
+    const cache = createCache({ redisUrl });
+    cleanup.push(() => cache.close());
+    const queue = createQueue({ redisUrl });
+    cleanup.push(() => queue.close());
+    const blobStore = createBlobStore(config.BLOB_STORE_URL);
+
+    const embedder = createEmbedder(config, cache);
+    const llm = createLlm(config);
+    const onLlmError = (error: unknown) =>
+      logger.warn({ err: error }, "LLM call failed; rule-based fallback used");
+    const vectorSearch = await createVectorSearch({
+      sql,
+      dimensions: embedder.dimensions,
+      mode: config.MEMORY_VECTOR_SEARCH,
+      onFallback: (reason) => logger.warn(reason),
+    });
+    const events = createEventStore(sql);
+    const sessions = createSessionStore(sql);
+    const window = createStmWindow({
+      cache,
+      events,
+      size: config.MEMORY_STM_CACHE_SIZE,
+      onCacheError: (error, operation) =>
+        logger.warn({ err: error, operation }, "STM cache unavailable"),
+    });
+    const worker = createChainCheckWorker({
+      sql,
+      events,
+      embedder,
+      vectorSearch,
+      analyser: createChainAnalyser({ llm, onLlmError }),
+      judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
+    });
+    queue.process<ChainCheckJob>(CHAIN_CHECK_JOB, (job) => worker.processScope(job.data.scope), {
+      concurrency: 2,
+    });
+    const promoter = createPromoter({
+      sql,
+      worker,
+      vectorSearch,
+      idleCloseMs: config.MEMORY_CHAIN_GAP,
+    });
+    cleanup.push(() => promoter.idle());
+
+    // Messages stored while no worker ran (a crash, a restart) still get their chain check.
+    const sweepPending = async () => {
+      for (const scope of await events.scopesWithPending()) {
+        await queue.add<ChainCheckJob>(
+          CHAIN_CHECK_JOB,
+          { scope },
+          { dedupeKey: `chain:${scopeKey(scope)}` },
+        );
+      }
+    };
+    await sweepPending();
+    if (config.MEMORY_PROMOTER_INTERVAL > 0) {
+      const timer = setInterval(() => {
+        sweepPending()
+          .then(() => promoter.runCycle())
+          .catch((error) => logger.error({ err: error }, "scheduled memory cycle failed"));
+      }, config.MEMORY_PROMOTER_INTERVAL);
+      timer.unref();
+      cleanup.push(async () => clearInterval(timer));
+    }
+
+    const host = createServiceHost({
+      name: "memory",
+      logger,
+      rest: { host: config.MEMORY_HOST, port: config.MEMORY_REST_PORT },
+      grpc: { host: config.MEMORY_HOST, port: config.MEMORY_GRPC_PORT },
+      services: [
+        {
+          service: memoryV1.MemoryService,
+          implementation: completeService({
+            sql,
+            cache,
+            queue,
+            blobStore,
+            embedder,
+            sessions,
+            events,
+            window,
+            vectorSearch,
+            promoter,
+            logger,
+          }),
+        },
+      ],
+      authenticator: authEnabled(auth.authenticator)
+        ? createAuthenticator(auth.authenticator)
+        : undefined,
+      tls: auth.tls,
+      healthChecks: { cache: () => cache.ping(), database: () => sql.ping() },
+    });
+    const urls = await host.start();
+    cleanup.push(() => host.stop());
+    logger.info(
+      {
+        vectorSearch: vectorSearch.kind,
+        embeddings: embedder.model,
+        llm: llm?.model ?? "none",
+        blobStore: blobStore?.kind ?? "none",
+        database: sql.dialect,
+        cache: cache.kind,
+      },
+      "memory service ready",
+    );
+    let stopping: Promise<void> | undefined;
+    return {
+      name: "memory",
+      urls: { rest: urls.restUrl, ...(urls.grpcUrl ? { grpc: urls.grpcUrl } : {}) },
+      stop() {
+        stopping ??= closeAll();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}

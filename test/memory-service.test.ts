@@ -1,0 +1,409 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { eventually } from "@atrium/kit/testing";
+import {
+  httpStatus,
+  type Json,
+  ok,
+  startTestService,
+  type TestService,
+  type Transport,
+} from "./memory-service-harness.js";
+
+/**
+ * The memory contract over REST and gRPC against the real service (PGlite, in-process cache and
+ * queue, hash embeddings, a filesystem blob store). Each transport works in its own tenant, so
+ * the two runs never see each other's data.
+ */
+let svc: TestService;
+before(async () => {
+  const blobDir = mkdtempSync(join(tmpdir(), "atrium-memory-blobs-"));
+  svc = await startTestService({ BLOB_STORE_URL: `file://${blobDir}` });
+});
+after(() => svc?.stop());
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function expectError(
+  result: Awaited<ReturnType<Transport["call"]>>,
+  code: string,
+  message?: RegExp,
+) {
+  assert.equal(result.ok, false, `expected ${code}, got success`);
+  if (result.ok) return;
+  assert.equal(result.code, code, result.message);
+  if (result.status !== undefined) assert.equal(result.status, httpStatus[code]);
+  if (message) assert.match(result.message, message);
+}
+
+for (const name of ["rest", "grpc"] as const) {
+  describe(`memory service over ${name}`, () => {
+    const t = () => svc.transports.find((x) => x.name === name) as Transport;
+    const tenant = `tenant-${name}`;
+    const session = async (userId = "u1", agentId = "a1", extra: Record<string, string> = {}) =>
+      (
+        await ok(t(), "createSession", {
+          tenant_id: tenant,
+          user_id: userId,
+          agent_id: agentId,
+          ...extra,
+        })
+      ).session_id as string;
+
+    test("CreateSession: a new session per call, created_at set; tenant and user required", async () => {
+      const a = await ok(t(), "createSession", {
+        tenant_id: tenant,
+        user_id: "u1",
+        metadata: { k: "v" },
+      });
+      const b = await ok(t(), "createSession", {
+        tenant_id: tenant,
+        user_id: "u1",
+        metadata: { k: "v" },
+      });
+      assert.match(a.session_id, UUID);
+      assert.notEqual(a.session_id, b.session_id);
+      assert.ok(Math.abs(Date.parse(a.created_at) - Date.now()) < 60_000);
+      expectError(
+        await t().call("createSession", { user_id: "u1" }),
+        "InvalidArgument",
+        /tenant_id/,
+      );
+      expectError(
+        await t().call("createSession", { tenant_id: tenant }),
+        "InvalidArgument",
+        /user_id/,
+      );
+    });
+
+    test("StoreInteraction: two events with metadata, chronological window; unknown session NotFound", async () => {
+      const id = await session("window-user");
+      for (let i = 1; i <= 3; i++) {
+        const r = await ok(t(), "storeInteraction", {
+          session_id: id,
+          user_message: `question ${i}`,
+          agent_response: `answer ${i}`,
+          metadata: { turn: String(i) },
+        });
+        assert.deepEqual(r, { success: true, interaction_id: "" });
+      }
+      await ok(t(), "storeInteraction", { session_id: id, user_message: "question 4" });
+      const context = await ok(t(), "getContext", { session_id: id });
+      assert.equal(context.stm_events.length, 7);
+      assert.deepEqual(
+        context.stm_events.map((e: Json) => `${e.role}/${e.type}:${e.content}`),
+        [
+          "user/message:question 1",
+          "agent/message:answer 1",
+          "user/message:question 2",
+          "agent/message:answer 2",
+          "user/message:question 3",
+          "agent/message:answer 3",
+          "user/message:question 4",
+        ],
+      );
+      assert.deepEqual(context.stm_events[2].metadata, { turn: "2" });
+      assert.deepEqual(context.stm_events[3].metadata, { turn: "2" });
+      const times = context.stm_events.map((e: Json) => Date.parse(e.timestamp));
+      assert.deepEqual(
+        [...times].sort((a, b) => a - b),
+        times,
+      );
+      const limited = await ok(t(), "getContext", { session_id: id, limit: 3 });
+      assert.deepEqual(
+        limited.stm_events.map((e: Json) => e.content),
+        ["question 3", "answer 3", "question 4"],
+      );
+      expectError(
+        await t().call("storeInteraction", {
+          session_id: "00000000-0000-4000-8000-000000000000",
+          user_message: "x",
+        }),
+        "NotFound",
+      );
+      expectError(
+        await t().call("storeInteraction", { session_id: "not-a-session", user_message: "x" }),
+        "NotFound",
+      );
+    });
+
+    test("StoreInteraction: a client timestamp is kept", async () => {
+      const id = await session("ts-user");
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "old",
+        timestamp: "2024-05-01T10:00:00Z",
+      });
+      const context = await ok(t(), "getContext", { session_id: id });
+      assert.equal(context.stm_events[0].timestamp, "2024-05-01T10:00:00Z");
+    });
+
+    test("memory is keyed by scope: a new session of the same scope sees the window", async () => {
+      const first = await session("scope-user", "agent-x");
+      await ok(t(), "storeInteraction", { session_id: first, user_message: "remember me" });
+      const second = await session("scope-user", "agent-x");
+      const other = await session("scope-user", "agent-y");
+      assert.equal(
+        (await ok(t(), "getContext", { session_id: second })).stm_events[0].content,
+        "remember me",
+      );
+      assert.equal((await ok(t(), "getContext", { session_id: other })).stm_events.length, 0);
+    });
+
+    test("GetContext: segments empty, user_persona unset, ltpm not_implemented", async () => {
+      const id = await session("ctx-user");
+      const context = await ok(t(), "getContext", { session_id: id });
+      assert.deepEqual(context.segments, []);
+      assert.equal(context.user_persona, undefined);
+      assert.equal(context.ltpm.status, "not_implemented");
+      assert.deepEqual(context.stm_events, []);
+      expectError(
+        await t().call("getContext", { session_id: "00000000-0000-4000-8000-000000000000" }),
+        "NotFound",
+      );
+    });
+
+    test("StoreEvent: role default system, all four types, validation names the value", async () => {
+      const id = await session("event-user");
+      for (const type of ["message", "thought", "action", "observation"]) {
+        const r = await ok(t(), "storeEvent", { session_id: id, type, content: `a ${type}` });
+        assert.equal(r.success, true);
+        assert.match(r.event_id, UUID);
+      }
+      const context = await ok(t(), "getContext", { session_id: id });
+      assert.deepEqual(
+        context.stm_events.map((e: Json) => [e.role, e.type]),
+        [
+          ["system", "message"],
+          ["system", "thought"],
+          ["system", "action"],
+          ["system", "observation"],
+        ],
+      );
+      expectError(
+        await t().call("storeEvent", { session_id: id, type: "dream" }),
+        "InvalidArgument",
+        /"dream"/,
+      );
+      expectError(
+        await t().call("storeEvent", { session_id: id, type: "message", role: "robot" }),
+        "InvalidArgument",
+        /"robot"/,
+      );
+      expectError(await t().call("storeEvent", { session_id: id }), "InvalidArgument", /type/);
+      expectError(
+        await t().call("storeEvent", {
+          session_id: "00000000-0000-4000-8000-000000000000",
+          type: "message",
+        }),
+        "NotFound",
+      );
+    });
+
+    test("StoreEvent: a payload goes to the blob store under the tenant and session; mime_type required", async () => {
+      const id = await session("blob-user");
+      const payload = Buffer.from("%PDF-1.4 pretend").toString("base64");
+      expectError(
+        await t().call("storeEvent", { session_id: id, type: "observation", payload }),
+        "InvalidArgument",
+        /mime_type/,
+      );
+      const r = await ok(t(), "storeEvent", {
+        session_id: id,
+        role: "agent",
+        type: "observation",
+        content: "a report",
+        payload,
+        mime_type: "application/pdf",
+      });
+      const [event] = (await ok(t(), "getContext", { session_id: id })).stm_events;
+      assert.equal(event.blob_mime_type, "application/pdf");
+      assert.match(event.blob_uri, new RegExp(`^file://.*/tenants/${tenant}/sessions/${id}/`));
+      assert.equal(readFileSync(fileURLToPath(event.blob_uri), "utf8"), "%PDF-1.4 pretend");
+      assert.match(r.event_id, UUID);
+    });
+
+    test("StoreEvent: repeated automation events of one execution are coalesced with a count", async () => {
+      const id = await session("wf-user");
+      const metadata = {
+        workflow_id: "wf-1",
+        execution_id: "ex-1",
+        step_id: "poll",
+        origin_service: "scheduler",
+      };
+      for (let i = 1; i <= 3; i++) {
+        await ok(t(), "storeEvent", {
+          session_id: id,
+          role: "agent",
+          type: "action",
+          content: `poll ${i}`,
+          metadata,
+        });
+      }
+      await ok(t(), "storeEvent", {
+        session_id: id,
+        role: "agent",
+        type: "observation",
+        content: "done",
+        metadata,
+      });
+      await ok(t(), "storeEvent", {
+        session_id: id,
+        role: "agent",
+        type: "observation",
+        content: "other run",
+        metadata: { ...metadata, execution_id: "ex-2" },
+      });
+      const events = (await ok(t(), "getContext", { session_id: id })).stm_events;
+      assert.deepEqual(
+        events.map((e: Json) => e.content),
+        ["poll 3", "done", "other run"],
+      );
+      assert.equal(events[0].metadata.coalesced_count, "3");
+      assert.equal(events[1].metadata.coalesced_count, undefined);
+    });
+
+    test("SearchMemory: chains of the user across agents, cosine scores, limit, filter, scoping", async () => {
+      const a1 = await session("search-user", "agent-1");
+      const a2 = await session("search-user", "agent-2");
+      const stranger = await session("someone-else", "agent-1");
+      const turns: [string, string, string, Record<string, string>][] = [
+        [
+          a1,
+          "I bought new hiking boots for the mountain trail in the Alps",
+          "Great, hiking boots need breaking in.",
+          { project: "outdoor" },
+        ],
+        [
+          a1,
+          "How do I file my quarterly tax return as a freelancer?",
+          "Quarterly tax estimates are due four times a year.",
+          { project: "money" },
+        ],
+        [
+          a2,
+          "My sourdough bread starter smells like acetone",
+          "Feed the sourdough starter more often.",
+          { project: "kitchen" },
+        ],
+      ];
+      for (const [session_id, user_message, agent_response, metadata] of turns) {
+        await ok(t(), "storeInteraction", { session_id, user_message, agent_response, metadata });
+      }
+      expectError(
+        await t().call("searchMemory", { session_id: a2, query: "  " }),
+        "InvalidArgument",
+        /query/,
+      );
+      expectError(
+        await t().call("searchMemory", {
+          session_id: "00000000-0000-4000-8000-000000000000",
+          query: "x",
+        }),
+        "NotFound",
+      );
+      let results: Json[] = [];
+      await eventually("three chains are searchable", async () => {
+        results = (await ok(t(), "searchMemory", { session_id: a2, query: "hiking boots" }))
+          .results;
+        return results.filter((r) => r.source_type === "dialogue_page").length >= 3;
+      });
+      assert.equal(results[0].source_type, "dialogue_page");
+      assert.match(results[0].content, /boots/);
+      assert.match(results[0].source_id, UUID);
+      assert.ok(results[0].similarity_score > 0.3 && results[0].similarity_score <= 1);
+      for (let i = 1; i < results.length; i++)
+        assert.ok(results[i - 1].similarity_score >= results[i].similarity_score);
+      const one = await ok(t(), "searchMemory", {
+        session_id: a1,
+        query: "sourdough starter",
+        limit: 1,
+        similarity_threshold: 0.99,
+      });
+      assert.equal(one.results.length, 1);
+      assert.match(one.results[0].content, /sourdough/i);
+      const filtered = await ok(t(), "searchMemory", {
+        session_id: a1,
+        query: "hiking boots",
+        filter: { project: "money" },
+      });
+      assert.equal(filtered.results.length, 1);
+      assert.match(filtered.results[0].content, /tax/);
+      const none = await ok(t(), "searchMemory", { session_id: stranger, query: "hiking boots" });
+      assert.deepEqual(none.results, []);
+      const pages = await ok(t(), "getContext", { session_id: a1, query: "tax return" });
+      assert.match(pages.relevant_pages[0].summary, /tax/);
+      assert.deepEqual(pages.relevant_pages[0].embedding, []);
+      assert.ok(
+        pages.relevant_pages[0].metadata.event_ids.split(",").every((x: string) => UUID.test(x)),
+      );
+      const recent = await ok(t(), "getContext", { session_id: a2 });
+      assert.match(recent.relevant_pages[0].summary, /sourdough/i);
+    });
+
+    test("SearchMemory: facts about entities the query names come from the long-term graph", async () => {
+      const id = await session("graph-user");
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "Alice Johnson works at Acme Corp in Berlin with Bob Miller.",
+        agent_response: "Noted: Alice Johnson and Bob Miller work at Acme Corp.",
+      });
+      // A different topic closes the first chain, which can then be promoted.
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "What is a good recipe for tomato soup tonight?",
+      });
+      let results: Json[] = [];
+      await eventually("the entity fact is found", async () => {
+        await ok(t(), "triggerGraphAnalytics");
+        results = (
+          await ok(t(), "searchMemory", { session_id: id, query: "Where does Alice Johnson work?" })
+        ).results;
+        return results.some((r) => r.source_type === "entity");
+      });
+      const fact = results.find((r) => r.source_type === "entity");
+      assert.match(fact.content, /Alice Johnson/);
+      assert.match(fact.content, /Acme Corp|Bob Miller/);
+      assert.match(fact.source_id, UUID);
+      assert.ok(fact.similarity_score > 0 && fact.similarity_score <= 1);
+    });
+
+    test("HealthCheck: healthy, per store", async () => {
+      const health = await ok(t(), "healthCheck");
+      assert.equal(health.status, "healthy");
+      assert.deepEqual(health.dependencies, { cache: "healthy", database: "healthy" });
+      assert.ok(health.timestamp);
+    });
+
+    test("TriggerGraphAnalytics returns at once with success", async () => {
+      const r = await ok(t(), "triggerGraphAnalytics");
+      assert.equal(r.success, true);
+      assert.match(r.message, /started/);
+    });
+
+    test("Planned operations answer Unimplemented", async () => {
+      const id = await session("planned-user");
+      for (const method of [
+        "getSession",
+        "deleteSession",
+        "analyzeTopics",
+        "getHeatMetrics",
+        "getSegments",
+      ] as const) {
+        expectError(await t().call(method, { session_id: id }), "Unimplemented");
+      }
+    });
+  });
+}
+
+test("GET /health and /metrics outside the API", async () => {
+  const health = await fetch(`${svc.service.urls.rest}/health`);
+  assert.equal(health.status, 200);
+  assert.equal(((await health.json()) as { status: string }).status, "healthy");
+  const metrics = await fetch(`${svc.service.urls.rest}/metrics`);
+  assert.equal(metrics.status, 200);
+});
