@@ -1,4 +1,4 @@
-import { createInterface } from "node:readline/promises";
+import { createInterface } from "node:readline";
 import { applyPlan } from "./apply.js";
 import { createBrokerClient } from "./broker-client.js";
 import { type Command, flagEnabled, type ParsedArgs } from "./cli-args.js";
@@ -85,9 +85,14 @@ export async function runManifestCommand(
 }
 
 async function confirm(io: CliIo): Promise<boolean> {
-  const rl = createInterface({ input: io.stdin, output: io.stderr as NodeJS.WritableStream });
+  io.stderr.write("Apply these changes? Only 'yes' is accepted: ");
+  const rl = createInterface({ input: io.stdin, terminal: false });
   try {
-    const answer = await rl.question("Apply these changes? Only 'yes' is accepted: ");
+    // A closed stdin answers nothing, which is not a yes.
+    const answer = await new Promise<string>((resolve) => {
+      rl.once("line", resolve);
+      rl.once("close", () => resolve(""));
+    });
     return answer.trim() === "yes";
   } finally {
     rl.close();
