@@ -142,3 +142,27 @@ describe("placeholder resolution", () => {
     assert.deepEqual(asked, ["a/X"]);
   });
 });
+
+describe("params under the encrypted-secrets policy", () => {
+  it("is not policed: its placeholders may come from the environment", async () => {
+    const definitions = parseManifestFile(
+      "m.yaml",
+      "providers:\n  - name: a\n    client_id: ${REGION}\n    params:\n      region: ${REGION}\n",
+    ).providers;
+    const source: SecretSource = {
+      kind: "sops",
+      label: "sops file s.enc.yaml",
+      lookup: async () => undefined,
+    };
+    const { providers, problems } = await resolvePlaceholders(definitions, {
+      source,
+      env: { REGION: "eu" },
+      requireEncrypted: true,
+    });
+    assert.deepEqual(
+      problems.map((p) => p.message),
+      ["unresolved placeholder ${REGION} in client_id: not found in sops file s.enc.yaml"],
+    );
+    assert.deepEqual(providers[0].fields.params, { region: "eu" });
+  });
+});

@@ -24,44 +24,50 @@ export async function resolvePlaceholders(
   options: PlaceholderResolverOptions,
 ): Promise<{ providers: ResolvedProvider[]; problems: ManifestProblem[] }> {
   const { source, env, requireEncrypted } = options;
-  const fallback = source.kind !== "env" && !requireEncrypted;
-  const consulted = fallback ? `${source.label} nor the environment` : source.label;
   const problems: ManifestProblem[] = [];
   const resolved: ResolvedProvider[] = [];
 
   for (const definition of providers) {
-    const values = new Map<string, string>();
+    const fields: ManifestRecord = {};
     const maskedFields = new Set<string>();
+    // Keyed by policy and name; null marks a placeholder already reported.
+    const values = new Map<string, string | null>();
     for (const [field, value] of Object.entries(definition.fields)) {
       const names = [...new Set(placeholderNames(value))];
       if (names.length > 0) maskedFields.add(field);
+      // params is not policed: its placeholders keep the environment fallback.
+      const policed = requireEncrypted && field !== "params";
+      const fallback = source.kind !== "env" && !policed;
       const line = definition.fieldLines[field] ?? definition.line;
       for (const name of names) {
-        if (values.has(name)) continue;
+        const key = `${policed}:${name}`;
+        if (values.has(key)) continue;
         const found = await source.lookup(name, definition.name);
-        if (found && requireEncrypted && found.plaintext) {
+        if (found && policed && found.plaintext) {
           problems.push({
             file: definition.file,
             line,
             message: `secret ${name} in ${source.label} is stored in plaintext (never encrypted); refused by the encrypted-secrets policy`,
           });
+          values.set(key, null);
           continue;
         }
-        const value = found?.value ?? (fallback ? env[name] : undefined);
-        if (value === undefined) {
+        const resolvedValue = found?.value ?? (fallback ? env[name] : undefined);
+        if (resolvedValue === undefined) {
+          const consulted = fallback ? `${source.label} nor the environment` : source.label;
           problems.push({
             file: definition.file,
             line,
             message: `unresolved placeholder \${${name}} in ${field}: not found in ${consulted}`,
           });
-          continue;
         }
-        values.set(name, value);
+        values.set(key, resolvedValue ?? null);
       }
+      fields[field] = expandPlaceholders(
+        value,
+        (name) => values.get(`${policed}:${name}`) ?? undefined,
+      );
     }
-    const fields = expandPlaceholders(definition.fields, (name) =>
-      values.get(name),
-    ) as ManifestRecord;
     resolved.push({ definition, fields, maskedFields });
   }
   return { providers: resolved, problems };
