@@ -30,11 +30,12 @@ const rate = Number(process.env.BENCH_RATE ?? 1_000);
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-async function pgRoundTrips(sql: Sql, count: number) {
+/** One at a time: the cost of a single operation without queueing behind others. */
+async function sequential(count: number, run: (i: number) => Promise<unknown>) {
   const samples: number[] = [];
   for (let i = 0; i < count; i++) {
     const start = process.hrtime.bigint();
-    await sql.query("SELECT 1");
+    await run(i);
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   samples.sort((a, b) => a - b);
@@ -138,17 +139,26 @@ async function main() {
     }
 
     // 1. Token retrieval (decrypt + read + audit insert) at a fixed rate, beside references.
-    const pgReference = await pgRoundTrips(pg.sql, 5_000);
     const headers = { "x-api-key": apiKey };
+    const pgReference = await sequential(3_000, () => pg.sql.query("SELECT 1"));
+    const get = (path: string) =>
+      fetch(`${a.urls.rest}${path}`, { headers }).then((r) => r.arrayBuffer());
+    const noopSequential = await sequential(2_000, () => get("/health"));
+    const retrievalSequential = await sequential(2_000, (i) =>
+      get(`/connections/${ids[i % 500]}/token`),
+    );
     const noop = await autocannon({
       url: `${a.urls.rest}/health`,
       connections: 20,
+      // Load is generated off the brokers' event loop, so it does not slow down what it measures.
+      workers: 1,
       duration: Math.max(3, Math.floor(durationS / 2)),
       overallRate: rate,
     });
     const retrieval = await autocannon({
       url: a.urls.rest,
       connections: 20,
+      workers: 1,
       duration: durationS,
       overallRate: rate,
       headers,
@@ -174,6 +184,11 @@ async function main() {
         non_2xx: retrieval.non2xx,
         errors: retrieval.errors,
       },
+      sequential_token_retrieval: {
+        p50_ms: retrievalSequential.p50,
+        p99_ms: retrievalSequential.p99,
+      },
+      sequential_noop_http: { p50_ms: noopSequential.p50, p99_ms: noopSequential.p99 },
       reference_noop_http: { p50_ms: noop.latency.p50, p99_ms: noop.latency.p99 },
       reference_pg_select_1: { p50_ms: pgReference.p50, p99_ms: pgReference.p99 },
       refresh_loop: {
@@ -189,12 +204,22 @@ async function main() {
       },
     };
     console.table({
-      "token retrieval": {
+      "token retrieval, one at a time": {
+        p50_ms: retrievalSequential.p50,
+        p99_ms: retrievalSequential.p99,
+        rps: Number.NaN,
+      },
+      "no-op HTTP, one at a time": {
+        p50_ms: noopSequential.p50,
+        p99_ms: noopSequential.p99,
+        rps: Number.NaN,
+      },
+      [`token retrieval at ${rate}/s target`]: {
         p50_ms: result.token_retrieval.p50_ms,
         p99_ms: result.token_retrieval.p99_ms,
         rps: result.token_retrieval.requests_per_second,
       },
-      "no-op HTTP (/health)": {
+      [`no-op HTTP at ${rate}/s target`]: {
         p50_ms: noop.latency.p50,
         p99_ms: noop.latency.p99,
         rps: noop.requests.average,
