@@ -4,11 +4,11 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { createMemoryCache } from "@atrium/kit";
 import { EventSource } from "eventsource";
 import type { KernelInput } from "../kernel/kernel-types.js";
 import { startTestChatApp } from "../testing/chat-app.js";
 import { readSse } from "../testing/sse-client.js";
-import { createTestCache } from "../testing/test-cache.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 import { assertFrameworkAvailable } from "./framework.js";
 
@@ -39,7 +39,7 @@ async function echoKernel(input: KernelInput) {
 }
 
 test("POST /chat validates the body and names the field", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel);
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
   t.after(() => chat.close());
   for (const [body, field] of [
     [{}, /message is required/],
@@ -56,7 +56,7 @@ test("POST /chat validates the body and names the field", async (t) => {
 
 test("POST /chat fills defaults and shapes the response", async (t) => {
   let seen: KernelInput | undefined;
-  const chat = await startTestChatApp(createTestCache(), async (input) => {
+  const chat = await startTestChatApp(createMemoryCache(), async (input) => {
     seen = input;
     return echoKernel(input);
   });
@@ -95,7 +95,7 @@ test("POST /chat fills defaults and shapes the response", async (t) => {
 });
 
 test("a kernel exception is a 500 with the workflow id and a trace error event", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), async () => {
+  const chat = await startTestChatApp(createMemoryCache(), async () => {
     throw new Error("kaboom");
   });
   t.after(() => chat.close());
@@ -117,7 +117,7 @@ test("the stream sends SSE headers, replays, goes live and closes after step_com
   const gate = new Promise<void>((r) => {
     release = r;
   });
-  const chat = await startTestChatApp(createTestCache(), async (input) => {
+  const chat = await startTestChatApp(createMemoryCache(), async (input) => {
     await input.trace.emit("thinking", { thought: "before" });
     await gate;
     return echoKernel(input);
@@ -149,7 +149,7 @@ test("the stream sends SSE headers, replays, goes live and closes after step_com
 });
 
 test("the eventsource client follows a chat to its step_complete", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel);
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
   t.after(() => chat.close());
   const es = new EventSource(`${chat.base}/api/v1/chat/stream/wf_es`);
   t.after(() => es.close());
@@ -185,7 +185,7 @@ test("the eventsource client follows a chat to its step_complete", async (t) => 
 });
 
 test("inactivity sends heartbeats, then a timeout event and closes", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel, {
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel, {
     streamTimeoutMs: 300,
     heartbeatMs: 50,
   });
@@ -212,7 +212,7 @@ test("without a cache store the stream sends one error event and closes", async 
 });
 
 test("history: 404 unknown, 500 unreadable, traversal rejected", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel);
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
   t.after(() => chat.close());
   const get = (path: string) => fetch(`${chat.base}/api/v1/chat/history/${path}`);
   assert.equal((await get("wf_none/step_1")).status, 404);
@@ -243,7 +243,7 @@ test("history: 404 unknown, 500 unreadable, traversal rejected", async (t) => {
 });
 
 test("one kernel serves two mounts", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel, { prefix: "x" }, [
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel, { prefix: "x" }, [
     "/api/v1",
     "/v2",
   ]);
@@ -258,7 +258,7 @@ test("one kernel serves two mounts", async (t) => {
 });
 
 test("500 streams opened and dropped leave no subscription behind", async (t) => {
-  const chat = await startTestChatApp(createTestCache(), echoKernel);
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
   t.after(() => chat.close());
   const cache = chat.bus.cache!;
   const requests = Array.from({ length: 500 }, (_, i) => {

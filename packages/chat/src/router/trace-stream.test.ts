@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Cache } from "@atrium/kit";
+import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
+import { needsServer, redisUrl } from "@atrium/kit/testing";
 import { EventSource } from "eventsource";
 import { startTestChatApp } from "../testing/chat-app.js";
 import { readSse } from "../testing/sse-client.js";
-import { createTestCache } from "../testing/test-cache.js";
+import { warmUpCache } from "../trace/cache-warmup.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 
 const total = 3000;
@@ -76,5 +77,17 @@ export async function proveNoLossNoDuplicates(cache: Cache, workflowId: string):
 }
 
 test("clients joining at random moments get every event exactly once (in-process)", async () => {
-  await proveNoLossNoDuplicates(createTestCache(), `wf_race_${process.pid}`);
+  await proveNoLossNoDuplicates(createMemoryCache(), `wf_race_${process.pid}`);
+});
+
+test("clients joining at random moments get every event exactly once (Redis)", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  const cache = createRedisCache({ url: redisUrl() });
+  await warmUpCache(cache);
+  const workflowId = `wf_race_${process.pid}_${Date.now()}`;
+  t.after(async () => {
+    await cache.del(`trace_log:${workflowId}`, `trace_seq:${workflowId}`);
+    await cache.close();
+  });
+  await proveNoLossNoDuplicates(cache, workflowId);
 });

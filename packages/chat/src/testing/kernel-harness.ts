@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createMemoryCache } from "@atrium/kit";
 import { createKernel, type KernelOptions } from "../kernel/kernel.js";
 import type { ChatKernel, KernelInput, KernelOutput } from "../kernel/kernel-types.js";
 import { createTraceBus, type TraceBus } from "../trace/trace-bus.js";
 import type { TraceEvent } from "../trace/trace-event.js";
-import { createTestCache } from "./test-cache.js";
 
 export interface KernelHarness {
   kernel: ChatKernel;
@@ -24,7 +24,7 @@ export async function createKernelHarness(
   options: Omit<KernelOptions, "traceBus">,
 ): Promise<KernelHarness> {
   const dir = await mkdtemp(join(tmpdir(), "kernel-traces-"));
-  const bus = createTraceBus({ cache: createTestCache(), tracesDir: dir });
+  const bus = createTraceBus({ cache: createMemoryCache(), tracesDir: dir });
   const kernel = createKernel({ ...options, traceBus: bus });
   return {
     kernel,

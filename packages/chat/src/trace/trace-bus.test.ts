@@ -3,14 +3,14 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createTestCache } from "../testing/test-cache.js";
+import { createMemoryCache } from "@atrium/kit";
 import { createTraceBus } from "./trace-bus.js";
 import type { TraceEvent } from "./trace-event.js";
 
 test("publish numbers events per workflow, logs, publishes and writes the step's file", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "traces-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const cache = createTestCache();
+  const cache = createMemoryCache();
   const bus = createTraceBus({ cache, tracesDir: dir, logCapacity: 3 });
   const live: TraceEvent[] = [];
   const unsubscribe = await bus.subscribe("wf1", (e) => live.push(e));
