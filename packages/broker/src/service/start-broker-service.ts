@@ -35,8 +35,6 @@ export interface StartBrokerServiceOptions {
   logger?: Logger;
   /** An already open database (tests, benchmarks); otherwise DATABASE_URL or PGlite. */
   sql?: Sql;
-  /** Secret Manager client options for SECRET_BACKEND=gcp (tests point it at a local server). */
-  gcpClientOptions?: Parameters<typeof createGcpSecretBackend>[0]["clientOptions"];
 }
 
 export interface BrokerService {
@@ -101,7 +99,7 @@ async function start(
     const gcp = createGcpSecretBackend({
       project: config.gcpProject,
       prefix: config.secretPrefix,
-      clientOptions: options.gcpClientOptions ?? endpointOptions(config.secretManagerEndpoint),
+      clientOptions: endpointOptions(config.secretManagerEndpoint),
     });
     cleanups.push(() => gcp.close());
     secrets = gcp;
