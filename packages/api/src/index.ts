@@ -4,3 +4,4 @@ export { http } from "./gen/google/api/annotations_pb.js";
 export * from "./gen/google/api/http_pb.js";
 export * as memoryV1 from "./gen/memory/v1/memory_pb.js";
 export * as brokerV1 from "./gen/broker/v1/broker_pb.js";
+export * as gatewayV1 from "./gen/gateway/v1/gateway_pb.js";

@@ -1,0 +1,71 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { splitList } from "../config/gateway-config.js";
+
+export interface ApiKeyStoreOptions {
+  /** Keys from the environment (GATEWAY_API_KEYS); never reloaded. */
+  keys: string[];
+  /** Files holding keys, one per line or comma-separated; re-read every `reloadMs`. */
+  files: string[];
+  reloadMs: number;
+  /** A file that cannot be re-read keeps its previous keys; the caller logs why. */
+  onReloadError?: (file: string, error: unknown) => void;
+}
+
+export type KeyVerdict = "ok" | "missing" | "wrong";
+
+export interface ApiKeyStore {
+  /** First load; throws when a file cannot be read, so start-up fails loudly. */
+  load(): Promise<void>;
+  start(): void;
+  stop(): void;
+  size(): number;
+  check(presented: string | null | undefined): KeyVerdict;
+}
+
+const digest = (key: string) => createHash("sha256").update(key).digest();
+
+export function createApiKeyStore(options: ApiKeyStoreOptions): ApiKeyStore {
+  // Digests, so every comparison is between equal-length buffers and runs in constant time.
+  const fromEnv = options.keys.map(digest);
+  const fromFiles = new Map<string, Buffer[]>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const readKeys = async (file: string) => splitList(await readFile(file, "utf8")).map(digest);
+
+  const reload = async () => {
+    for (const file of options.files) {
+      try {
+        fromFiles.set(file, await readKeys(file));
+      } catch (error) {
+        options.onReloadError?.(file, error);
+      }
+    }
+  };
+
+  const all = () => [...fromEnv, ...[...fromFiles.values()].flat()];
+
+  return {
+    async load() {
+      for (const file of options.files) fromFiles.set(file, await readKeys(file));
+    },
+    start() {
+      if (options.files.length === 0 || timer) return;
+      timer = setInterval(() => void reload(), options.reloadMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+    },
+    size: () => all().length,
+    check(presented) {
+      if (!presented) return "missing";
+      const candidate = digest(presented);
+      let match = false;
+      // No early exit: the time taken does not say which key, or whether any, matched.
+      for (const key of all()) match = timingSafeEqual(key, candidate) || match;
+      return match ? "ok" : "wrong";
+    },
+  };
+}

@@ -1,0 +1,6 @@
+export { type GatewayConfig, loadGatewayConfig } from "./config/gateway-config.js";
+export {
+  type GatewayService,
+  type StartGatewayServiceOptions,
+  startGatewayService,
+} from "./start-gateway-service.js";

@@ -1,0 +1,177 @@
+import { brokerV1, gatewayV1 } from "@atrium/api";
+import { AtriumError, Code, restProtocolName } from "@atrium/kit";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { BrokerClient } from "../broker/broker-client.js";
+import type { StrategyCache } from "./credential-strategy.js";
+import { bridge } from "./message-bridge.js";
+import { isAllowedReturnUrl } from "./return-domains.js";
+
+/** Set by the REST layer from the peer address and trusted X-Forwarded-For; the broker audits it. */
+export const CLIENT_IP_HEADER = "x-atrium-client-ip";
+
+export interface GatewayHandlersOptions {
+  broker: BrokerClient;
+  strategies: StrategyCache;
+  /** Empty: the broker's own list decides. */
+  allowedReturnDomains: string[];
+  /** Public base of this gateway; the OAuth redirect URI is its /auth/callback. */
+  publicUrl: string | undefined;
+}
+
+export type GatewayHandlers = ServiceImpl<typeof gatewayV1.GatewayService>;
+
+/** What the broker should record about the caller, on whichever transport reaches it. */
+function brokerCall(context: HandlerContext) {
+  const headers = new Headers();
+  // Only REST knows the peer; a gRPC caller's own copy of the header is not trusted.
+  const ip =
+    context.protocolName === restProtocolName ? context.requestHeader.get(CLIENT_IP_HEADER) : null;
+  if (ip) {
+    headers.set(CLIENT_IP_HEADER, ip);
+    headers.set("x-forwarded-for", ip);
+  }
+  const userAgent = context.requestHeader.get("user-agent");
+  if (userAgent) headers.set("user-agent", userAgent);
+  return { signal: context.signal, headers };
+}
+
+export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayHandlers {
+  const { broker, strategies } = options;
+  const connection = (summary: brokerV1.ConnectionSummary) =>
+    bridge(brokerV1.ConnectionSummarySchema, summary, gatewayV1.ConnectionSchema);
+  const checkReturnUrl = (returnUrl: string) => {
+    if (
+      returnUrl &&
+      options.allowedReturnDomains.length > 0 &&
+      !isAllowedReturnUrl(returnUrl, options.allowedReturnDomains)
+    ) {
+      throw new AtriumError(Code.InvalidArgument, "return_url is not on an allowed return domain");
+    }
+  };
+
+  return {
+    async getToken(request, context) {
+      const call = brokerCall(context);
+      const token = await broker.getConnectionToken(
+        { id: request.connectionId, workspaceId: request.workspaceId },
+        call,
+      );
+      const result = bridge(brokerV1.TokenResponseSchema, token, gatewayV1.TokenSchema);
+      result.strategy = await strategies.forConnection(
+        request.connectionId,
+        request.workspaceId,
+        call.signal,
+      );
+      return result;
+    },
+    async refreshConnection(request, context) {
+      const result = await broker.refreshConnection(
+        { id: request.connectionId, workspaceId: request.workspaceId },
+        brokerCall(context),
+      );
+      return bridge(
+        brokerV1.RefreshConnectionResponseSchema,
+        result,
+        gatewayV1.RefreshResultSchema,
+      );
+    },
+    async listConnections(request, context) {
+      const result = await broker.listConnections(
+        { workspaceId: request.workspaceId },
+        brokerCall(context),
+      );
+      return { connections: result.connections.map(connection) };
+    },
+    async getConnection(request, context) {
+      return connection(
+        await broker.getConnection(
+          { id: request.id, workspaceId: request.workspaceId },
+          brokerCall(context),
+        ),
+      );
+    },
+    async revokeConnection(request, context) {
+      const result = await broker.revokeConnection(
+        { id: request.id, workspaceId: request.workspaceId, reason: request.reason },
+        brokerCall(context),
+      );
+      strategies.forget(request.id);
+      return bridge(brokerV1.RevocationResultSchema, result, gatewayV1.RevocationResultSchema);
+    },
+    async startConnection(request, context) {
+      checkReturnUrl(request.returnUrl);
+      const started = await broker.startOAuth(
+        {
+          providerId: request.providerId,
+          workspaceId: request.workspaceId,
+          returnUrl: request.returnUrl,
+          scopes: request.scopes,
+          redirectUri: options.publicUrl ? `${options.publicUrl}/auth/callback` : "",
+        },
+        brokerCall(context),
+      );
+      return bridge(
+        brokerV1.StartOAuthResponseSchema,
+        started,
+        gatewayV1.StartConnectionResponseSchema,
+      );
+    },
+    async completeAuthorization(request, context) {
+      const completed = await broker.completeOAuth(
+        {
+          code: request.code,
+          state: request.state,
+          iss: request.iss,
+          error: request.error,
+          errorDescription: request.errorDescription,
+        },
+        brokerCall(context),
+      );
+      const { returnUrl } = completed;
+      const summary = completed.connection;
+      checkReturnUrl(returnUrl);
+      if (returnUrl && context.protocolName === restProtocolName && summary) {
+        // The REST layer turns this into 303 See Other for the browser.
+        const target = new URL(returnUrl);
+        target.searchParams.set("connection_id", summary.id);
+        target.searchParams.set("status", summary.status);
+        context.responseHeader.set("location", target.toString());
+      }
+      return { connection: summary ? connection(summary) : undefined, returnUrl };
+    },
+    async getCaptureSchema(request, context) {
+      if (!request.providerId)
+        throw new AtriumError(Code.InvalidArgument, "provider_id is required");
+      const schema = await broker.getCaptureSchema({ id: request.providerId }, brokerCall(context));
+      return bridge(brokerV1.CaptureSchemaSchema, schema, gatewayV1.CaptureSchemaSchema);
+    },
+    async captureCredential(request, context) {
+      const summary = await broker.captureCredential(
+        {
+          providerId: request.providerId,
+          workspaceId: request.workspaceId,
+          apiKey: request.apiKey,
+          username: request.username,
+          password: request.password,
+        },
+        brokerCall(context),
+      );
+      return connection(summary);
+    },
+    async createAgentSession(request, context) {
+      const session = await broker.createAgentSession(
+        {
+          agentId: request.agentId,
+          connectionId: request.connectionId,
+          workspaceId: request.workspaceId,
+        },
+        brokerCall(context),
+      );
+      return bridge(brokerV1.AgentSessionSchema, session, gatewayV1.AgentSessionSchema);
+    },
+    async getAgentSession(request, context) {
+      const session = await broker.getAgentSession({ id: request.id }, brokerCall(context));
+      return bridge(brokerV1.AgentSessionSchema, session, gatewayV1.AgentSessionSchema);
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import { gatewayV1 } from "@atrium/api";
+import { ConfigError, createLogger, createServiceHost, type Env, type Logger } from "@atrium/kit";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { createApiKeyStore } from "./access/api-key-store.js";
+import { createCidrMatcher, resolveClientIp } from "./access/cidr.js";
+import { createCorsPolicy } from "./access/cors.js";
+import { guardWithApiKeys } from "./access/key-guard.js";
+import { createBrokerClient } from "./broker/broker-client.js";
+import { loadGatewayConfig } from "./config/gateway-config.js";
+import { createStrategyCache } from "./service/credential-strategy.js";
+import { createGatewayHandlers } from "./service/gateway-handlers.js";
+import { configureGatewayRest } from "./service/gateway-rest.js";
+
+export interface StartGatewayServiceOptions {
+  env: Env;
+  logger?: Logger;
+}
+
+export interface GatewayService {
+  name: string;
+  urls: { rest: string; grpc?: string };
+  /** Which transport carried the last broker call (tests, benchmarks). */
+  brokerTransport(): "grpc" | "rest";
+  stop(): Promise<void>;
+}
+
+const strategyTtlMs = 60_000;
+
+/**
+ * Starts the gateway: the public /v1 API (REST and gRPC from proto/gateway/v1) in front of the
+ * broker. Configuration problems throw ConfigError with one line naming the variable.
+ */
+export async function startGatewayService(
+  options: StartGatewayServiceOptions,
+): Promise<GatewayService> {
+  const config = loadGatewayConfig(options.env);
+  const logger = options.logger ?? createLogger({ name: "gateway" });
+
+  const keys = createApiKeyStore({
+    keys: config.apiKeys,
+    files: config.apiKeyFiles,
+    reloadMs: config.apiKeyReloadMs,
+    onReloadError: (file) =>
+      logger.warn({ file }, "API key file could not be re-read; keeping its previous keys"),
+  });
+  if (config.requireApiKey) {
+    try {
+      await keys.load();
+    } catch (error) {
+      throw new ConfigError(
+        `invalid configuration: GATEWAY_API_KEY_FILE(S) could not be read: ${(error as Error).message}`,
+      );
+    }
+    if (keys.size() === 0) {
+      throw new ConfigError(
+        "invalid configuration: GATEWAY_REQUIRE_API_KEY=true but no key is configured (GATEWAY_API_KEYS, GATEWAY_API_KEY_FILE, GATEWAY_API_KEYS_FILE)",
+      );
+    }
+  } else {
+    logger.warn(
+      "inbound API keys are off: any caller that reaches the gateway can read tokens (set GATEWAY_REQUIRE_API_KEY=true)",
+    );
+  }
+  if (config.corsAllowedOrigins === undefined) {
+    logger.warn(
+      "CORS_ALLOWED_ORIGINS is not set: any http or https origin may call the gateway from a browser",
+    );
+  }
+
+  const broker = createBrokerClient({
+    restUrl: config.brokerUrl,
+    grpcUrl: config.brokerGrpcUrl,
+    apiKey: config.brokerApiKey,
+    timeoutMs: config.brokerTimeoutMs,
+    onFallback: (method, error) =>
+      logger.warn(
+        { method, reason: (error as Error).message },
+        "broker gRPC unreachable; using REST",
+      ),
+  });
+  const handlers = createGatewayHandlers({
+    broker: broker.client,
+    strategies: createStrategyCache({ broker: broker.client, ttlMs: strategyTtlMs }),
+    allowedReturnDomains: config.allowedReturnDomains,
+    publicUrl: config.publicUrl,
+  });
+  const implementation = config.requireApiKey
+    ? guardWithApiKeys(gatewayV1.GatewayService, handlers, {
+        keys,
+        onRejected: (method, verdict) =>
+          logger.warn({ method, mechanism: "api_key", verdict }, "authentication rejected"),
+      })
+    : handlers;
+
+  const isAllowed =
+    config.allowedCidrs.length > 0 ? createCidrMatcher(config.allowedCidrs) : () => true;
+  const isTrustedProxy = createCidrMatcher(config.trustedProxies);
+  const host = createServiceHost({
+    name: "gateway",
+    logger,
+    rest: { host: config.host, port: config.restPort },
+    grpc: { host: config.host, port: config.grpcPort },
+    services: [
+      {
+        service: gatewayV1.GatewayService,
+        // The host takes services of any descriptor; the typed implementation is checked above.
+        implementation: implementation as unknown as Partial<ServiceImpl<DescService>>,
+      },
+    ],
+    configureRest: (app) =>
+      configureGatewayRest(app, {
+        clientIp: (peer, forwardedFor) => resolveClientIp(peer, forwardedFor, isTrustedProxy),
+        isAllowed,
+        cors: createCorsPolicy(config.corsAllowedOrigins),
+      }),
+  });
+  try {
+    const { restUrl, grpcUrl } = await host.start();
+    keys.start();
+    logger.info(
+      {
+        rest: restUrl,
+        grpc: grpcUrl,
+        broker: config.brokerGrpcUrl ?? config.brokerUrl,
+        inboundKeys: config.requireApiKey,
+      },
+      "gateway ready",
+    );
+    let stopping: Promise<void> | undefined;
+    return {
+      name: "gateway",
+      urls: { rest: restUrl, grpc: grpcUrl },
+      brokerTransport: broker.lastTransport,
+      stop() {
+        stopping ??= (async () => {
+          keys.stop();
+          await host.stop();
+          broker.close();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    broker.close();
+    throw error;
+  }
+}

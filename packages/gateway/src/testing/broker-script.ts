@@ -1,0 +1,99 @@
+import { AtriumError, Code } from "@atrium/kit";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { BrokerImpl } from "./scripted-broker.js";
+
+// Built the way the broker builds them: the spec's body on REST, the token in the gRPC message.
+const attention = (id: string) =>
+  new AtriumError(
+    Code.FailedPrecondition,
+    `connection ${id} needs a new consent (attention_required)`,
+    {
+      httpStatus: 409,
+      httpBody: { error: "attention_required" },
+    },
+  );
+const revoked = (id: string) =>
+  new AtriumError(Code.FailedPrecondition, `connection ${id} was revoked (connection_revoked)`, {
+    httpStatus: 410,
+    httpBody: { code: "connection_revoked" },
+  });
+const notActive = (id: string) =>
+  new AtriumError(Code.FailedPrecondition, `connection ${id} is failed (connection_not_active)`, {
+    httpStatus: 400,
+    httpBody: { code: "connection_not_active", message: "connection is failed" },
+  });
+
+/** Connections named by their behaviour: "attention", "revoked", "failed", "missing", "slow-grpc", "sigv4", anything else is active. */
+export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
+  const failures = (id: string) => {
+    if (id === "attention") throw attention(id);
+    if (id === "revoked") throw revoked(id);
+    if (id === "failed") throw notActive(id);
+    if (id === "missing") throw new AtriumError(Code.NotFound, `connection ${id} not found`);
+  };
+  return {
+    async getConnectionToken(request, context) {
+      failures(request.id);
+      if (request.id === "slow-grpc" && context.protocolName !== "rest") {
+        // Never answers on gRPC: the gateway's deadline has to move the call to REST.
+        await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+      }
+      return {
+        connectionId: request.id,
+        authType: request.id === "sigv4" ? "basic_auth" : "oauth2",
+        status: "active",
+        healthStatus: "healthy",
+        accessToken: `access-${request.id}`,
+        tokenType: "Bearer",
+        expiresAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
+        username: request.id === "sigv4" ? "AKID" : "",
+      };
+    },
+    async refreshConnection(request) {
+      failures(request.id);
+      return { connectionId: request.id, status: "active", healthStatus: "healthy" };
+    },
+    async getConnection(request) {
+      failures(request.id);
+      return {
+        id: request.id,
+        workspaceId: "ws-1",
+        providerId: request.id === "sigv4" ? "aws" : "oidc",
+        status: "active",
+      };
+    },
+    async listConnections(request) {
+      return { connections: [{ id: "c1", workspaceId: request.workspaceId, status: "active" }] };
+    },
+    async getProvider(request) {
+      const params: Record<string, string> =
+        request.id === "aws"
+          ? {
+              credential_strategy: "aws_sigv4",
+              aws_region: "eu-west-1",
+              aws_service: "execute-api",
+            }
+          : {};
+      return { id: request.id, authType: request.id === "aws" ? "basic_auth" : "oauth2", params };
+    },
+    async revokeConnection(request) {
+      failures(request.id);
+      return { connectionId: request.id, tokenDeleted: true, reason: request.reason };
+    },
+    async getCaptureSchema(request) {
+      return {
+        providerId: request.id,
+        authType: "api_key",
+        fields: [{ name: "api_key", secret: true, required: true }],
+        validatable: true,
+      };
+    },
+    async completeOAuth(request) {
+      return {
+        connection: { id: `conn-${request.code}`, workspaceId: "ws-1", status: "active" },
+        returnUrl: "https://app.example.com/done?x=1",
+      };
+    },
+    ...overrides,
+  };
+}
