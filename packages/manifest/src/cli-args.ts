@@ -17,8 +17,8 @@ export const flagSpecs = {
   "auto-approve": { kind: "boolean", help: "apply without asking for confirmation" },
   prune: { kind: "boolean", help: "delete providers absent from the manifest" },
   "secret-prefix": { kind: "string", help: "prefix of secret manager ids (gcpsm)" },
-  "broker-url": { kind: "string", help: "broker base URL (ATRIUM_BROKER_URL)" },
-  "broker-api-key": { kind: "string", help: "broker API key (ATRIUM_BROKER_API_KEY)" },
+  "broker-url": { kind: "string", help: "broker REST base URL (default http://localhost:8081)" },
+  "broker-api-key": { kind: "string", help: "broker API key, sent as X-API-Key" },
   parallelism: { kind: "number", help: "concurrent broker requests (default 8)" },
 } satisfies Record<string, FlagSpec>;
 

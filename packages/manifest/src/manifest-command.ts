@@ -11,6 +11,7 @@ import { prepareManifest } from "./prepare-manifest.js";
 import { createProgressBar } from "./progress.js";
 
 const defaultParallelism = 8;
+const defaultBrokerUrl = "http://localhost:8081";
 
 /** validate, plan and apply: the manifest checks first, then (plan, apply) the broker. */
 export async function runManifestCommand(
@@ -40,13 +41,9 @@ export async function runManifestCommand(
     return exitCodes.ok;
   }
 
-  const brokerUrl = args.values["broker-url"];
+  const brokerUrl = args.values["broker-url"] ?? defaultBrokerUrl;
   const apiKey = args.values["broker-api-key"];
-  if (!brokerUrl || !apiKey) {
-    throw new Error(
-      "-broker-url and -broker-api-key are required (or ATRIUM_BROKER_URL, ATRIUM_BROKER_API_KEY)",
-    );
-  }
+  if (!apiKey) throw new Error("-broker-api-key is required (or ATRIUM_BROKER_API_KEY)");
   const client = createBrokerClient({ baseUrl: brokerUrl, apiKey });
   const parallelism = Number(args.values.parallelism ?? defaultParallelism);
   const live = await fetchLiveProviders(client, parallelism);
