@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TestContext, test } from "node:test";
+import { createLogger } from "@atrium/kit";
+import { needsServer, redisUrl } from "@atrium/kit/testing";
+import { EventSource } from "eventsource";
+import { startScriptedLlm } from "../testing/scripted-llm.js";
+import type { TraceEvent } from "../trace/trace-event.js";
+import { startAgentService } from "./agent-service.js";
+
+async function chatThroughHost(t: TestContext, extraEnv: Record<string, string>) {
+  const llm = await startScriptedLlm((req) =>
+    req.response_format
+      ? { content: '{"role":"coder","reason":"arithmetic"}' }
+      : { content: "```js\nconsole.log(2 ** 10)\n```" },
+  );
+  t.after(() => llm.close());
+  const dir = await mkdtemp(join(tmpdir(), "agent-host-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const service = await startAgentService({
+    env: {
+      AGENT_PORT: "0",
+      AGENT_HOST: "127.0.0.1",
+      TRACES_DIR: dir,
+      LLM_BASE_URL: llm.baseUrl,
+      ...extraEnv,
+    },
+    logger: createLogger({ name: "agent", level: "silent" }),
+  });
+  t.after(() => service.stop());
+  const base = `${service.urls.rest}/api/v1`;
+  assert.equal((await fetch(`${service.urls.rest}/health`)).status, 200);
+
+  const workflowId = `chat_host_${process.pid}_${Date.now()}`;
+  const es = new EventSource(`${base}/chat/stream/${workflowId}`);
+  t.after(() => es.close());
+  const events: TraceEvent[] = [];
+  const complete = new Promise<void>((resolve) => {
+    es.onmessage = (message) => {
+      const event = JSON.parse(message.data) as TraceEvent;
+      events.push(event);
+      if (event.type === "step_complete") {
+        es.close();
+        resolve();
+      }
+    };
+  });
+  await new Promise<void>((resolve) => {
+    es.onopen = () => resolve();
+  });
+  // The stream is open once its subscription is acknowledged, which the gauge reports.
+  let metrics = "";
+  while (!/atrium_chat_stream_subscriptions({[^}]*})? 1\b/.test(metrics)) {
+    metrics = await (await fetch(`${service.urls.rest}/metrics`)).text();
+    assert.match(metrics, /atrium_chat_stream_subscriptions({[^}]*})? [01]\b/);
+  }
+
+  const res = await fetch(`${base}/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: "what is 2 to the 10th?", workflow_id: workflowId }),
+  });
+  assert.equal(res.status, 200);
+  const body = (await res.json()) as {
+    answer: string;
+    status: string;
+    step_id: string;
+    tokens: Record<string, number>;
+  };
+  assert.equal(body.status, "success");
+  assert.equal(body.answer, "1024");
+  assert.ok(body.tokens.total_tokens > 0);
+  await complete;
+  const kinds = new Set(events.map((e) => e.type));
+  for (const type of [
+    "thinking",
+    "llm_request",
+    "llm_response",
+    "tool_start",
+    "tool_result",
+    "step_complete",
+  ]) {
+    assert.ok(kinds.has(type as TraceEvent["type"]), `the stream carried ${type}`);
+  }
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    events.map((_, i) => i + 1),
+  );
+  const history = (await (
+    await fetch(`${base}/chat/history/${workflowId}/${body.step_id}`)
+  ).json()) as {
+    events: TraceEvent[];
+  };
+  assert.deepEqual(history.events, events);
+}
+
+test("the agent host serves the chat router under /api/v1 (in-process cache)", async (t) => {
+  await chatThroughHost(t, {});
+});
+
+test("the agent host serves the chat router under /api/v1 (Redis)", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  await chatThroughHost(t, { REDIS_URL: redisUrl() });
+});
+
+test("a bad variable stops the host with one line naming it", async () => {
+  await assert.rejects(
+    startAgentService({
+      env: { AGENT_PORT: "eighty" },
+      logger: createLogger({ name: "agent", level: "silent" }),
+    }),
+    /AGENT_PORT must be a port number/,
+  );
+});

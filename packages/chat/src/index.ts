@@ -1,0 +1,46 @@
+export { type AgentConfig, loadAgentConfig } from "./host/agent-config.js";
+export {
+  type AgentService,
+  chatMountPrefix,
+  type StartAgentServiceOptions,
+  startAgentService,
+} from "./host/agent-service.js";
+export { type Budget, defaultBudgets } from "./kernel/budget.js";
+export { createKernel, type KernelOptions } from "./kernel/kernel.js";
+export {
+  type AgentRole,
+  agentRoles,
+  type ChatKernel,
+  type KernelInput,
+  type KernelOutput,
+  type KernelStatus,
+  type PendingItem,
+  type Source,
+  type TokenUsage,
+} from "./kernel/kernel-types.js";
+export { classifyRole, type RouteDecision } from "./kernel/role-router.js";
+export type { AgentResult, StepContext, SubAgent } from "./kernel/step-context.js";
+export {
+  createLlmClient,
+  type LlmClient,
+  type LlmConfig,
+  LlmError,
+  type LlmTier,
+} from "./llm/llm-client.js";
+export {
+  createMemoryGateway,
+  type MemoryGateway,
+  type MemoryGatewayOptions,
+} from "./memory/memory-gateway.js";
+export type { ChatRequest } from "./router/chat-request.js";
+export type { ChatResponse } from "./router/chat-response.js";
+export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
+export { warmUpCache } from "./trace/cache-warmup.js";
+export {
+  createTraceBus,
+  type TraceBus,
+  type TraceBusOptions,
+  type TraceEmitter,
+  traceChannel,
+} from "./trace/trace-bus.js";
+export { type TraceEvent, type TraceEventType, traceEventTypes } from "./trace/trace-event.js";
