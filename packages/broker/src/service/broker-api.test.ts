@@ -174,3 +174,28 @@ test("API keys from env and a rotating file, caller IP allowlist", async (t) => 
 
   assert.equal((await fenced.call("GET", "/providers")).status, 403);
 });
+
+test("caller_ip comes from X-Forwarded-For only through a trusted proxy", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const behindProxy = await startTestBroker({
+    sql: pg.sql,
+    env: testBrokerEnv({ TRUSTED_PROXIES: "127.0.0.1/32" }),
+  });
+  const direct = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await behindProxy.stop();
+    await direct.stop();
+    await pg.drop();
+  });
+  const xff = { "x-forwarded-for": "198.51.100.1, 203.0.113.7", "x-atrium-client-ip": "6.6.6.6" };
+  await behindProxy.call("POST", "/providers", { name: "via-proxy", auth_type: "api_key" }, xff);
+  await direct.call("POST", "/providers", { name: "direct", auth_type: "api_key" }, xff);
+  const events = (await direct.call("GET", "/audit?event_type=provider.created")).body.events as {
+    caller_ip: string;
+    data: { provider_name: string };
+  }[];
+  const ipOf = (name: string) => events.find((e) => e.data.provider_name === name)?.caller_ip;
+  assert.equal(ipOf("via-proxy"), "203.0.113.7");
+  assert.equal(ipOf("direct"), "127.0.0.1");
+});

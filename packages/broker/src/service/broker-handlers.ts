@@ -1,5 +1,5 @@
 import type { brokerV1 } from "@atrium/api";
-import { AtriumError, Code } from "@atrium/kit";
+import { AtriumError, Code, restProtocolName } from "@atrium/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -14,8 +14,10 @@ import type { SamlFlow } from "../saml/saml-flow.js";
 export const CLIENT_IP_HEADER = "x-atrium-client-ip";
 
 export function callerFrom(context: HandlerContext): CallerContext {
+  // Only the REST layer sets the header; over gRPC the same name is caller-controlled metadata.
+  const rest = context.protocolName === restProtocolName;
   return {
-    callerIp: context.requestHeader.get(CLIENT_IP_HEADER) ?? "",
+    callerIp: rest ? (context.requestHeader.get(CLIENT_IP_HEADER) ?? "") : "",
     userAgent: context.requestHeader.get("user-agent") ?? "",
   };
 }
