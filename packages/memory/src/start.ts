@@ -13,7 +13,6 @@ import {
   type Logger,
   migrateAtBoot,
 } from "@atrium/kit";
-import type { ServiceImpl } from "@connectrpc/connect";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
 import { loadMemoryConfig, type MemoryConfig } from "./config.js";
@@ -29,17 +28,12 @@ import {
   createChainCheckWorker,
 } from "./pipeline/chain-check-worker.js";
 import { createPromoter } from "./pipeline/promoter.js";
-import { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
+import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
 import { migrationsDir } from "./store/migrate.js";
 import { createSessionStore } from "./store/sessions.js";
 import { createVectorSearch } from "./store/vector-search.js";
-
-/** The host takes any partial implementation; ours is checked complete where it is built. */
-const completeService = (
-  deps: MemoryServiceDeps,
-): Partial<ServiceImpl<typeof memoryV1.MemoryService>> => createMemoryService(deps);
 
 export interface StartMemoryServiceOptions {
   env: NodeJS.ProcessEnv | Env;
@@ -180,6 +174,19 @@ export async function startMemoryService(
       cleanup.push(async () => clearInterval(timer));
     }
 
+    const implementation = createMemoryService({
+      sql,
+      cache,
+      queue,
+      blobStore,
+      embedder,
+      sessions,
+      events,
+      window,
+      vectorSearch,
+      promoter,
+      logger,
+    });
     const host = createServiceHost({
       name: "memory",
       logger,
@@ -188,19 +195,7 @@ export async function startMemoryService(
       services: [
         {
           service: memoryV1.MemoryService,
-          implementation: completeService({
-            sql,
-            cache,
-            queue,
-            blobStore,
-            embedder,
-            sessions,
-            events,
-            window,
-            vectorSearch,
-            promoter,
-            logger,
-          }),
+          implementation,
         },
       ],
       authenticator: authEnabled(auth.authenticator)

@@ -126,7 +126,9 @@ function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
 }
 
 /** The MemoryService handlers, shared by the gRPC and REST transports. */
-export function createMemoryService(deps: MemoryServiceDeps): MemoryServiceImpl {
+export function createMemoryService(
+  deps: MemoryServiceDeps,
+): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
   const { sql, cache, queue, blobStore, embedder, sessions, events, window, vectorSearch, logger } =
     deps;
   const now = deps.now ?? (() => new Date());
@@ -214,7 +216,8 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryServiceImpl 
     }));
   }
 
-  return {
+  // Annotated complete, so a missing handler is a type error; the host takes a Partial.
+  const implementation: MemoryServiceImpl = {
     async createSession(request, context) {
       const identity = context.values.get(identityKey);
       const scope: Scope = identity
@@ -406,4 +409,5 @@ export function createMemoryService(deps: MemoryServiceDeps): MemoryServiceImpl 
       };
     },
   };
+  return implementation;
 }

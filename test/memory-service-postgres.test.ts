@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, describe, test } from "node:test";
+import { createCache } from "@atrium/kit";
+import {
+  createTestPostgres,
+  eventually,
+  needsServer,
+  redisUrl,
+  serverAvailable,
+  type TestPostgres,
+} from "@atrium/kit/testing";
+import {
+  type Json,
+  ok,
+  startTestService,
+  type TestService,
+  type Transport,
+} from "./memory-service-harness.js";
+
+/**
+ * The same service on the production adapters: PostgreSQL (no pgvector here, so the exact cosine
+ * path) and Redis for the cache window and the BullMQ queue. Includes what only a shared cache
+ * can show: a flushed window is rebuilt from the durable store.
+ */
+describe("memory service on PostgreSQL + Redis", () => {
+  let pg: TestPostgres | undefined;
+  let svc: TestService | undefined;
+  const run = randomBytes(4).toString("hex");
+
+  before(async () => {
+    // Each test reports the skip (or, with CI=true, the failure) through needsServer.
+    if (!(await serverAvailable("postgres")) || !(await serverAvailable("redis"))) return;
+    pg = await createTestPostgres();
+    svc = await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl() });
+  });
+  after(async () => {
+    await svc?.stop();
+    await pg?.drop();
+  });
+
+  for (const name of ["rest", "grpc"] as const) {
+    const tenant = `pg-${run}-${name}`;
+    const t = () => svc?.transports.find((x) => x.name === name) as Transport;
+
+    test(`${name}: store, read back after the cache lost the window, search`, async (c) => {
+      if (!(await needsServer(c, "postgres")) || !(await needsServer(c, "redis"))) return;
+      const { session_id } = await ok(t(), "createSession", {
+        tenant_id: tenant,
+        user_id: "u1",
+        agent_id: "a1",
+      });
+      await ok(t(), "storeInteraction", {
+        session_id,
+        user_message: "Which espresso grinder should I buy for light roasts?",
+        agent_response: "A flat burr espresso grinder suits light roasts.",
+      });
+      await ok(t(), "storeEvent", {
+        session_id,
+        type: "thought",
+        role: "agent",
+        content: "compare grinders",
+      });
+
+      const cache = createCache({ redisUrl: redisUrl() });
+      try {
+        const key = `stm:${tenant}:u1:a1`;
+        assert.equal(await cache.llen(key), 3);
+        await cache.del(key, `${key}:warm`);
+        const context = await ok(t(), "getContext", { session_id });
+        assert.deepEqual(
+          context.stm_events.map((e: Json) => e.role),
+          ["user", "agent", "agent"],
+        );
+        assert.equal(await cache.llen(key), 3, "the window is refilled from PostgreSQL");
+      } finally {
+        await cache.close();
+      }
+
+      let results: Json[] = [];
+      await eventually("the chain is searchable", async () => {
+        results = (await ok(t(), "searchMemory", { session_id, query: "espresso grinder" }))
+          .results;
+        return results.length > 0;
+      });
+      assert.equal(results[0].source_type, "dialogue_page");
+      assert.match(results[0].content, /grinder/);
+      assert.ok(results[0].similarity_score > 0.3);
+      const health = await ok(t(), "healthCheck");
+      assert.deepEqual(health, { ...health, status: "healthy" });
+    });
+  }
+});
