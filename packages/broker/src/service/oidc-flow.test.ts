@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import type { ConnectionRecord } from "../connections/connection-record.js";
@@ -261,4 +263,55 @@ test("two brokers on one database never refresh the same connection twice", asyn
     assert.equal(r.refresh_count, 1);
     assert.equal(r.status, "active");
   }
+});
+
+test("an explicit token_url wins over the discovered token endpoint", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const idp = await startTestOidcProvider();
+  const discovery = (await (
+    await fetch(`${idp.issuer}/.well-known/openid-configuration`)
+  ).json()) as Record<string, string>;
+  let proxied = 0;
+  // Forwards to the real token endpoint, counting what passes through.
+  const proxy = createServer(async (req, res) => {
+    proxied++;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const upstream = await fetch(discovery.token_endpoint, {
+      method: "POST",
+      headers: {
+        authorization: String(req.headers.authorization),
+        "content-type": String(req.headers["content-type"]),
+      },
+      body: Buffer.concat(chunks),
+    });
+    res.statusCode = upstream.status;
+    res.setHeader("content-type", upstream.headers.get("content-type") ?? "application/json");
+    res.end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const broker = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await broker.stop();
+    await idp.close();
+    await new Promise((r) => proxy.close(r));
+    await pg.drop();
+  });
+  const provider = await broker.call("POST", "/providers", {
+    name: "proxied-idp",
+    auth_type: "oauth2",
+    client_id: idp.clientId,
+    client_secret: idp.clientSecret,
+    issuer: idp.issuer,
+    token_url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/token`,
+    scopes: ["openid", "offline_access"],
+  });
+  assert.equal(provider.status, 200, JSON.stringify(provider.body));
+  const connection = await connect(broker, idp, String(provider.body.id));
+  assert.equal(connection.status, "active");
+  assert.equal(proxied, 1);
+  const refreshed = await broker.call("POST", `/connections/${connection.id}/refresh`, {});
+  assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+  assert.equal(proxied, 2);
 });
