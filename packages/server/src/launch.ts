@@ -1,0 +1,67 @@
+import { resolve } from "node:path";
+import { ensureDevKeys } from "./dev-keys.js";
+
+export type ServiceName = "memory" | "broker" | "gateway" | "agent";
+
+export const serviceNames: ServiceName[] = ["memory", "broker", "gateway", "agent"];
+
+export interface RunningService {
+  name: string;
+  urls: { rest: string; grpc?: string };
+  stop(): Promise<void>;
+}
+
+export type Env = Record<string, string | undefined>;
+
+export type ServiceLauncher = (options: { env: Env }) => Promise<RunningService>;
+
+/**
+ * The environment `atrium start` gives every service: embedded defaults under the data
+ * directory, development keys from dev.env, and the gateway pointed at the in-process broker.
+ * Variables the operator set always win.
+ */
+export async function embeddedEnv(env: Env): Promise<{ env: Env; devKeysPath: string }> {
+  const dataDir = resolve(env.ATRIUM_DATA_DIR ?? "./data");
+  const devKeys = await ensureDevKeys(dataDir);
+  const brokerKey = (env.API_KEYS ?? devKeys.keys.API_KEYS).split(",")[0].trim();
+  // The all-in-one runs with auth off by default, so it listens on loopback unless told otherwise.
+  const host = env.ATRIUM_HOST ?? "127.0.0.1";
+  return {
+    devKeysPath: devKeys.path,
+    env: {
+      ...devKeys.keys,
+      BLOB_STORE_URL: `file://${resolve(dataDir, "blobs")}`,
+      BROKER_URL: "http://127.0.0.1:8081",
+      BROKER_GRPC_URL: "http://127.0.0.1:9091",
+      BROKER_API_KEY: brokerKey,
+      MEMORY_URL: "http://127.0.0.1:8080",
+      MEMORY_HOST: host,
+      BROKER_HOST: host,
+      GATEWAY_HOST: host,
+      AGENT_HOST: host,
+      ...env,
+      ATRIUM_DATA_DIR: dataDir,
+    },
+  };
+}
+
+/** Starts services in order; if one fails, the ones already up are stopped before rethrowing. */
+export async function startInOrder(
+  launchers: [ServiceName, ServiceLauncher][],
+  env: Env,
+): Promise<RunningService[]> {
+  const running: RunningService[] = [];
+  try {
+    for (const [, launch] of launchers) running.push(await launch({ env }));
+  } catch (error) {
+    await stopAll(running);
+    throw error;
+  }
+  return running;
+}
+
+export async function stopAll(running: RunningService[]): Promise<void> {
+  for (const service of [...running].reverse()) {
+    await service.stop().catch(() => {});
+  }
+}

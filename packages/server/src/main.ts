@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+import { readFileSync } from "node:fs";
+import { startBrokerService } from "@atrium/broker";
+import { startAgentService } from "@atrium/chat";
+import { startGatewayService } from "@atrium/gateway";
+import { startMemoryService } from "@atrium/memory";
+import {
+  embeddedEnv,
+  type RunningService,
+  type ServiceLauncher,
+  type ServiceName,
+  serviceNames,
+  startInOrder,
+  stopAll,
+} from "./launch.js";
+
+const launchers: Record<ServiceName, ServiceLauncher> = {
+  memory: startMemoryService,
+  broker: startBrokerService,
+  gateway: startGatewayService,
+  agent: startAgentService,
+};
+
+const usage = `usage:
+  atrium start                 run every service in one process with embedded defaults
+  atrium serve <service>       run one service (${serviceNames.join(", ")})
+  atrium version               print the version`;
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  return pkg.version;
+}
+
+function stopOnSignals(running: RunningService[]): void {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await stopAll(running);
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+function printServices(running: RunningService[]): void {
+  for (const service of running) {
+    const grpc = service.urls.grpc ? `  gRPC ${service.urls.grpc}` : "";
+    console.log(`  ${service.name.padEnd(8)} REST ${service.urls.rest}${grpc}`);
+  }
+}
+
+async function main(args: string[]): Promise<number> {
+  const [command, target] = args;
+  if (command === "version" || command === "--version") {
+    console.log(version());
+    return 0;
+  }
+  if (command === "start") {
+    const { env, devKeysPath } = await embeddedEnv(process.env);
+    console.log(`atrium ${version()}: development keys in ${devKeysPath}`);
+    const running = await startInOrder(
+      serviceNames.map((name) => [name, launchers[name]]),
+      env,
+    );
+    stopOnSignals(running);
+    printServices(running);
+    return -1;
+  }
+  if (command === "serve" && serviceNames.includes(target as ServiceName)) {
+    const running = [await launchers[target as ServiceName]({ env: process.env })];
+    stopOnSignals(running);
+    printServices(running);
+    return -1;
+  }
+  console.error(usage);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    console.error(`atrium: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
