@@ -49,6 +49,16 @@ describe("loadBrokerConfig", () => {
     }
   });
 
+  it("keeps gRPC off under an IP allowlist unless enabled explicitly", () => {
+    assert.equal(loadBrokerConfig({ ...base, ALLOWED_CIDRS: "10.0.0.0/8" }).grpcPort, undefined);
+    const explicit = loadBrokerConfig({
+      ...base,
+      ALLOWED_CIDRS: "10.0.0.0/8",
+      BROKER_GRPC_ENABLED: "true",
+    });
+    assert.equal(explicit.grpcPort, 9091);
+  });
+
   it("accepts API key files instead of API_KEYS", () => {
     const config = loadBrokerConfig({ ...base, API_KEYS: "", API_KEYS_FILE: "/run/keys" });
     assert.deepEqual(config.apiKeyFiles, ["/run/keys"]);
