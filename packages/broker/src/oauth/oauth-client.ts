@@ -104,8 +104,15 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
   const discovered = new Map<string, { at: number; as: oauth.AuthorizationServer }>();
   const jwks = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
 
-  function httpOptions(provider: ProviderRecord, url: string, signal?: AbortSignal) {
-    const jsonBody = provider.params?.token_request_format === "json";
+  function httpOptions(
+    provider: ProviderRecord,
+    url: string,
+    options: { signal?: AbortSignal; tokenEndpoint?: boolean } = {},
+  ) {
+    const { signal } = options;
+    // JSON bodies are a token endpoint quirk; revocation (RFC 7009) stays form-encoded.
+    const jsonBody =
+      options.tokenEndpoint === true && provider.params?.token_request_format === "json";
     return {
       signal: signal ?? AbortSignal.timeout(timeout),
       [oauth.allowInsecureRequests]: isLoopback(url),
@@ -292,7 +299,7 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
           params,
           exchange.redirectUri,
           exchange.codeVerifier,
-          httpOptions(provider, as.token_endpoint ?? ""),
+          httpOptions(provider, as.token_endpoint ?? "", { tokenEndpoint: true }),
         );
         const result = await oauth.processAuthorizationCodeResponse(as, client, response, {
           expectedNonce: exchange.nonce ?? oauth.expectNoNonce,
@@ -320,7 +327,7 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
           client,
           clientAuth(as, provider, clientSecret),
           refreshToken,
-          httpOptions(provider, as.token_endpoint ?? ""),
+          httpOptions(provider, as.token_endpoint ?? "", { tokenEndpoint: true }),
         );
         const result = await oauth.processRefreshTokenResponse(as, client, response);
         return toTokenSet(result);
@@ -345,7 +352,7 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
           token,
           {
             additionalParameters: { token_type_hint: hint },
-            ...httpOptions(provider, as.revocation_endpoint ?? "", signal),
+            ...httpOptions(provider, as.revocation_endpoint ?? "", { signal }),
           },
         );
         await oauth.processRevocationResponse(response);
