@@ -225,6 +225,8 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
         return row;
       });
     } catch (error) {
+      // A provider that was never created must not leave its external secret behind.
+      if (!exists && stored?.ref) await secrets.remove(id).catch(() => false);
       if (isUniqueViolation(error)) {
         throw new AtriumError(
           Code.AlreadyExists,

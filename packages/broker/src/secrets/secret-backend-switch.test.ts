@@ -78,6 +78,10 @@ test("SECRET_BACKEND=gcp: secrets in Secret Manager, metadata-only reads, rows f
   assert.equal(rows[0].client_secret_enc, null);
   assert.equal(rows[0].client_secret_ref, `${secretName}/versions/1`);
 
+  const duplicate = await gcp.call("POST", "/providers", provider("after-switch", "dup-secret"));
+  assert.equal(duplicate.status, 409);
+  assert.equal(fake.secrets.size, 1, "a rejected create leaves no secret behind");
+
   const callsBefore = fake.calls.length;
   assert.equal((await gcp.call("GET", `/providers/${created.body.id}`)).status, 200);
   assert.equal((await gcp.call("GET", "/providers")).status, 200);
