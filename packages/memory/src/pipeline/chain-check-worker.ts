@@ -198,38 +198,41 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     const pending = await events.pending(scope, batchSize);
     if (pending.length === 0) return false;
     let open = await chainStore.open(sql, scope);
-    const changes: ChainChange[] = [];
+    // Events handled since the last write; a closed chain is written at once, so that a later
+    // chain of the same batch can be merged into it.
+    let handled: string[] = [];
     for (const event of pending) {
-      if (!event.content.trim()) continue;
-      let userVector: number[] | undefined;
-      if (event.role === "user") {
-        userVector = await embedOne(embedder, event.content);
-        if (open?.userVectorSum) {
-          const wf = event.metadata.workflow_id;
-          const decision = await judge({
-            similarity: cosineSimilarity(userVector, l2Normalize(open.userVectorSum)),
-            gapMs: event.timestamp.getTime() - open.lastEventAt.getTime(),
-            sameWorkflow: Boolean(wf) && wf === open.workflowId,
-            chainText: open.content,
-            message: event.content,
-          });
-          if (decision === "break") {
-            changes.push(await close(open));
-            open = undefined;
+      if (event.content.trim()) {
+        let userVector: number[] | undefined;
+        if (event.role === "user") {
+          userVector = await embedOne(embedder, event.content);
+          if (open?.userVectorSum) {
+            const wf = event.metadata.workflow_id;
+            const decision = await judge({
+              similarity: cosineSimilarity(userVector, l2Normalize(open.userVectorSum)),
+              gapMs: event.timestamp.getTime() - open.lastEventAt.getTime(),
+              sameWorkflow: Boolean(wf) && wf === open.workflowId,
+              chainText: open.content,
+              message: event.content,
+            });
+            if (decision === "break") {
+              await write([await close(open)], handled);
+              handled = [];
+              open = undefined;
+            }
           }
         }
+        open ??= startChain(event, scope);
+        append(open, event, userVector);
       }
-      open ??= startChain(event, scope);
-      append(open, event, userVector);
+      handled.push(event.id);
     }
+    const changes: ChainChange[] = [];
     if (open) {
       await refreshOpen(open);
       changes.push({ save: open });
     }
-    await write(
-      changes,
-      pending.map((e) => e.id),
-    );
+    await write(changes, handled);
     return true;
   }
 

@@ -1,0 +1,24 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { loadMemoryConfig } from "./config.js";
+
+test("embedded defaults: ports 8080/9090, hash embeddings, no LLM, no blob store", () => {
+  const config = loadMemoryConfig({});
+  assert.equal(config.MEMORY_REST_PORT, 8080);
+  assert.equal(config.MEMORY_GRPC_PORT, 9090);
+  assert.equal(config.DATABASE_URL, undefined);
+  assert.equal(config.ATRIUM_DATA_DIR, "./data");
+  assert.equal(config.EMBEDDINGS_PROVIDER, "hash");
+  assert.equal(config.EMBEDDINGS_DIMENSIONS, 384);
+  assert.equal(config.LLM_BASE_URL, undefined);
+  assert.equal(config.BLOB_STORE_URL, undefined);
+  assert.equal(config.MEMORY_CHAIN_GAP, 30 * 60_000);
+});
+
+test("port 0 is allowed; a malformed value stops start-up naming the variable", () => {
+  assert.equal(loadMemoryConfig({ MEMORY_REST_PORT: "0" }).MEMORY_REST_PORT, 0);
+  assert.throws(() => loadMemoryConfig({ MEMORY_GRPC_PORT: "ninety" }), /MEMORY_GRPC_PORT/);
+  assert.throws(() => loadMemoryConfig({ EMBEDDINGS_PROVIDER: "magic" }), /EMBEDDINGS_PROVIDER/);
+  assert.throws(() => loadMemoryConfig({ DATABASE_URL: "mysql://x" }), /DATABASE_URL/);
+  assert.throws(() => loadMemoryConfig({ LLM_TIMEOUT: "30" }), /LLM_TIMEOUT/);
+});
