@@ -3,6 +3,12 @@ import type { Unsubscribe } from "@atrium/kit";
 import type { TraceBus } from "../trace/trace-bus.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 
+/** A live event with the JSON it was published as. */
+interface Live {
+  event: TraceEvent;
+  json?: string;
+}
+
 export interface TraceStreamOptions {
   bus: TraceBus;
   workflowId: string;
@@ -53,7 +59,7 @@ export function serveTraceStream(
   let lastSent = options.lastEventId;
   let closed = false;
   let wake: (() => void) | undefined;
-  const live: TraceEvent[] = [];
+  const live: Live[] = [];
   let lastActivity = Date.now();
 
   const close = () => {
@@ -83,54 +89,59 @@ export function serveTraceStream(
       wake = done;
     });
   };
-  const send = async (event: TraceEvent) => {
+  const send = async ({ event, json }: Live) => {
     lastActivity = Date.now();
     const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    await write(`${id}data: ${JSON.stringify(event)}\n\n`);
+    await write(`${id}data: ${json ?? JSON.stringify(event)}\n\n`);
   };
   /** Forwards events newer than the last sent; returns the type of the last one forwarded. */
-  const forward = async (events: TraceEvent[]) => {
+  const forward = async (events: Live[]) => {
     let last: string | undefined;
-    for (const event of events) {
+    for (const item of events) {
       if (closed) break;
-      if (event.seq === undefined || event.seq <= lastSent) continue;
-      lastSent = event.seq;
-      last = event.type;
-      await send(event);
+      const { seq } = item.event;
+      if (seq === undefined || seq <= lastSent) continue;
+      lastSent = seq;
+      last = item.event.type;
+      await send(item);
     }
     return last;
   };
 
   async function run() {
     if (!bus.cache) {
-      await send(localEvent(workflowId, "error", { message: "no cache store configured" }));
+      await send({
+        event: localEvent(workflowId, "error", { message: "no cache store configured" }),
+      });
       return;
     }
     let unsubscribe: Unsubscribe | undefined;
     try {
-      unsubscribe = await bus.subscribe(workflowId, (event) => {
-        live.push(event);
+      unsubscribe = await bus.subscribe(workflowId, (event, json) => {
+        live.push({ event, json });
         wake?.();
       });
       if (closed) return;
       const replayed = await bus.replay(workflowId);
-      const backlog = [...replayed, ...live.splice(0)];
+      const backlog = [...replayed.map((event) => ({ event })), ...live.splice(0)];
       // A backlog that ends with step_complete means the workflow is idle and the client has it
       // all; one mid-backlog only ended an earlier step.
       if ((await forward(backlog)) === "step_complete") return;
       while (!closed) {
         if (live.length > 0) {
           const batch = live.splice(0);
-          for (const event of batch) {
-            if ((await forward([event])) === "step_complete") return;
+          for (const item of batch) {
+            if ((await forward([item])) === "step_complete") return;
           }
           continue;
         }
         const remaining = options.inactivityTimeoutMs - (Date.now() - lastActivity);
         if (remaining <= 0) {
-          await send(
-            localEvent(workflowId, "timeout", { inactivity_ms: options.inactivityTimeoutMs }),
-          );
+          await send({
+            event: localEvent(workflowId, "timeout", {
+              inactivity_ms: options.inactivityTimeoutMs,
+            }),
+          });
           return;
         }
         let timedOut = false;
@@ -152,7 +163,7 @@ export function serveTraceStream(
       }
     } catch (error) {
       options.onError?.(error);
-      await send(localEvent(workflowId, "error", { message: "trace stream failed" }));
+      await send({ event: localEvent(workflowId, "error", { message: "trace stream failed" }) });
     } finally {
       await unsubscribe?.().catch((error) => options.onError?.(error));
     }

@@ -20,7 +20,8 @@ export interface TraceBusOptions {
   onError?: (error: unknown, event: TraceEventInput) => void;
 }
 
-export type TraceEventHandler = (event: TraceEvent) => void;
+/** Gets the parsed event and its JSON as published, which streams forward without re-encoding. */
+export type TraceEventHandler = (event: TraceEvent, json: string) => void;
 
 /** Emits the events of one step; bound to its workflow and step. Never rejects. */
 export interface TraceEmitter {
@@ -64,7 +65,14 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
   const queues = new Map<string, Promise<unknown>>();
 
-  async function write(input: TraceEventInput): Promise<TraceEvent> {
+  /**
+   * Runs inside the workflow's queue: takes the sequence number and queues the file line in that
+   * order, then waits for the log and the channel. The file write is awaited by the caller but
+   * not by the queue, so a slow disk does not hold up the stream.
+   */
+  async function write(
+    input: TraceEventInput,
+  ): Promise<{ event: TraceEvent; written: Promise<void> }> {
     const event: TraceEvent = {
       workflow_id: input.workflow_id,
       step_id: input.step_id,
@@ -72,11 +80,11 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       timestamp: input.timestamp ?? new Date().toISOString(),
       data: input.data,
     };
-    if (!cache) {
-      await files.append(event);
-      return event;
-    }
+    if (!cache) return { event, written: files.append(event) };
     event.seq = await cache.incr(seqKey(event.workflow_id));
+    const written = files.append(event);
+    // Rejections are reported through the caller; this only keeps an early throw from leaving it unobserved.
+    written.catch(() => undefined);
     const json = JSON.stringify(event);
     const length = await cache.rpush(logKey(event.workflow_id), json);
     // Published only after the event is in the log: a stream that subscribed before this point
@@ -86,9 +94,8 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       cache.expire(logKey(event.workflow_id), retention),
       cache.expire(seqKey(event.workflow_id), retention),
       cache.publish(traceChannel(event.workflow_id), json),
-      files.append(event),
     ]);
-    return event;
+    return { event, written };
   }
 
   const bus: TraceBus = {
@@ -102,7 +109,10 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       void tail.then(() => {
         if (queues.get(input.workflow_id) === tail) queues.delete(input.workflow_id);
       });
-      return result;
+      return result.then(async ({ event, written }) => {
+        await written;
+        return event;
+      });
     },
     async replay(workflowId) {
       if (!cache) return [];
@@ -118,7 +128,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       if (!cache) return Promise.reject(new Error("no cache store configured"));
       return cache.subscribe(traceChannel(workflowId), (message) => {
         const event = parseTraceEvent(message);
-        if (event) handler(event);
+        if (event) handler(event, message);
       });
     },
     history(workflowId, stepId) {

@@ -1,5 +1,5 @@
 import { appendFile, mkdir, readFile } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { dirname, relative, resolve, sep } from "node:path";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
 
 export type TraceHistoryFailure = "invalid_id" | "not_found" | "unreadable";
@@ -15,8 +15,14 @@ export class TraceHistoryError extends Error {
   }
 }
 
+interface FileQueue {
+  lines: string[];
+  waiters: { resolve: () => void; reject: (error: unknown) => void }[];
+}
+
 export interface TraceFiles {
   readonly dir: string;
+  /** Queues one event for its step's file; settles once it is written. Written in call order. */
   append(event: TraceEvent): Promise<void>;
   read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
 }
@@ -24,7 +30,7 @@ export interface TraceFiles {
 /** JSON Lines trace files, one per workflow and step: `{dir}/{workflow_id}/{step_id}.jsonl`. */
 export function createTraceFiles(dir: string): TraceFiles {
   const root = resolve(dir);
-  const createdDirs = new Set<string>();
+  const knownDirs = new Set<string>();
 
   function pathFor(workflowId: string, stepId: string): string {
     if (!isValidTraceId(workflowId) || !isValidTraceId(stepId)) {
@@ -39,16 +45,57 @@ export function createTraceFiles(dir: string): TraceFiles {
     return path;
   }
 
+  // Lines waiting for each file. Under load, many events coalesce into one append, and a file
+  // is never written by two appends at once, so lines land in the order they were queued.
+  const queues = new Map<string, FileQueue>();
+
+  async function flush(path: string, queue: FileQueue): Promise<void> {
+    while (queue.lines.length > 0) {
+      const lines = queue.lines.splice(0);
+      const waiters = queue.waiters.splice(0);
+      try {
+        const workflowDir = dirname(path);
+        if (!knownDirs.has(workflowDir)) {
+          await mkdir(workflowDir, { recursive: true });
+          // Bounded: forgetting a directory only costs one more mkdir.
+          if (knownDirs.size >= 10_000) knownDirs.clear();
+          knownDirs.add(workflowDir);
+        }
+        const text = lines.join("");
+        await appendFile(path, text).catch(async (error: NodeJS.ErrnoException) => {
+          // Someone removed the directory since we created it.
+          if (error.code !== "ENOENT") throw error;
+          await mkdir(workflowDir, { recursive: true });
+          await appendFile(path, text);
+        });
+        for (const w of waiters) w.resolve();
+      } catch (error) {
+        for (const w of waiters) w.reject(error);
+      }
+    }
+    queues.delete(path);
+  }
+
   return {
     dir: root,
-    async append(event) {
-      const path = pathFor(event.workflow_id, event.step_id);
-      const workflowDir = join(root, event.workflow_id);
-      if (!createdDirs.has(workflowDir)) {
-        await mkdir(workflowDir, { recursive: true });
-        createdDirs.add(workflowDir);
+    append(event) {
+      let path: string;
+      try {
+        path = pathFor(event.workflow_id, event.step_id);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      await appendFile(path, `${JSON.stringify(event)}\n`);
+      return new Promise<void>((resolve, reject) => {
+        let queue = queues.get(path);
+        const idle = queue === undefined;
+        if (!queue) {
+          queue = { lines: [], waiters: [] };
+          queues.set(path, queue);
+        }
+        queue.lines.push(`${JSON.stringify(event)}\n`);
+        queue.waiters.push({ resolve, reject });
+        if (idle) void flush(path, queue);
+      });
     },
     async read(workflowId, stepId) {
       const path = pathFor(workflowId, stepId);

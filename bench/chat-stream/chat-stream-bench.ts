@@ -1,0 +1,181 @@
+// Chat trace stream benchmark: 1,000 SSE subscribers on one server process, each receiving 10
+// events/s (100 workflows x 10 subscribers, each workflow publishing 10 events/s), on the
+// in-process cache and on Redis, beside a reference bare node:http SSE fan-out measured in the
+// same run. Reports publish-to-client latency (stamped before the bus takes the event) p50/p99
+// and lost, duplicated or out-of-order events. Prints a table, writes bench/results/chat-stream.json.
+//
+//   node --conditions=atrium-source --import tsx bench/chat-stream/chat-stream-bench.ts
+//   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),
+//   BENCH_MODES=reference,memory,redis, BENCH_PROFILE=1 writes a CPU profile of the server.
+import { type ChildProcess, fork } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Agent, request } from "node:http";
+import { serverAvailable } from "@atrium/kit/testing";
+import type { Command, Mode } from "./stream-server.js";
+
+const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
+const workflowCount = Number(process.env.BENCH_WORKFLOWS ?? 100);
+const rate = Number(process.env.BENCH_RATE ?? 10);
+const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
+const redisUrl = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const now = () => performance.timeOrigin + performance.now();
+
+interface ClientResult {
+  received: number;
+  duplicates: number;
+  outOfOrder: number;
+  latencies: number[];
+}
+
+function startServer(): {
+  child: ChildProcess;
+  call: (c: Command) => Promise<Record<string, unknown>>;
+} {
+  const child = fork(new URL("./stream-server.ts", import.meta.url).pathname, {
+    execArgv: [
+      "--conditions=atrium-source",
+      "--import",
+      "tsx",
+      ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/chat-prof"] : []),
+    ],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const call = (command: Command) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      child.once("message", (m: Record<string, unknown>) =>
+        m.error ? reject(new Error(String(m.error))) : resolve(m),
+      );
+      child.send(command);
+    });
+  return { child, call };
+}
+
+function follow(url: string, agent: Agent): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const result: ClientResult = { received: 0, duplicates: 0, outOfOrder: 0, latencies: [] };
+    let last = 0;
+    const req = request(url, { agent }, (res) => {
+      let buffer = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        const arrived = now();
+        buffer += chunk;
+        let end = buffer.indexOf("\n\n");
+        while (end >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          end = buffer.indexOf("\n\n");
+          const data = block.split("\n").find((l) => l.startsWith("data: "));
+          if (!data) continue;
+          const event = JSON.parse(data.slice(6)) as { seq: number; data: { sent_at: number } };
+          if (event.seq <= last) {
+            result.duplicates++;
+            continue;
+          }
+          if (event.seq !== last + 1) result.outOfOrder++;
+          last = event.seq;
+          result.received++;
+          result.latencies.push(arrived - event.data.sent_at);
+        }
+      });
+      res.on("end", () => resolve(result));
+      res.on("close", () => resolve(result));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0
+    ? Number.NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (n: number) => Math.round(n * 100) / 100;
+
+async function run(mode: Mode) {
+  const { child, call } = startServer();
+  const { port } = (await call({ cmd: "start", mode, redisUrl })) as { port: number };
+  const runId = `${Date.now().toString(36)}`;
+  const workflows = Array.from({ length: workflowCount }, (_, i) => `bench_${mode}_${runId}_${i}`);
+  const agent = new Agent({ keepAlive: false, maxSockets: Number.POSITIVE_INFINITY });
+  const path = mode === "reference" ? "/stream" : "/api/v1/chat/stream";
+  const clients = Array.from({ length: subscribers }, (_, i) =>
+    follow(`http://127.0.0.1:${port}${path}/${workflows[i % workflowCount]}`, agent),
+  );
+  for (;;) {
+    const { subscribers: count } = (await call({ cmd: "subscribers" })) as { subscribers: number };
+    if (count >= subscribers) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const published = (await call({
+    cmd: "publish",
+    workflows,
+    ratePerWorkflow: rate,
+    durationS,
+  })) as {
+    perWorkflow: number;
+    maxTimerLagMs: number;
+  };
+  const results = await Promise.all(clients);
+  const exited = once(child, "exit");
+  await call({ cmd: "stop" }).catch(() => child.kill());
+  await exited;
+  agent.destroy();
+  const latencies = results.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const expected = published.perWorkflow * subscribers;
+  const received = results.reduce((n, r) => n + r.received, 0);
+  return {
+    mode,
+    subscribers,
+    workflows: workflowCount,
+    events_per_subscriber_per_s: rate,
+    duration_s: durationS,
+    deliveries_expected: expected,
+    deliveries_received: received,
+    lost: expected - received,
+    duplicates: results.reduce((n, r) => n + r.duplicates, 0),
+    out_of_order: results.reduce((n, r) => n + r.outOfOrder, 0),
+    p50_ms: round(percentile(latencies, 50)),
+    p99_ms: round(percentile(latencies, 99)),
+    max_ms: round(latencies.at(-1) ?? Number.NaN),
+    publisher_timer_lag_ms: published.maxTimerLagMs,
+  };
+}
+
+async function main() {
+  const wanted = (process.env.BENCH_MODES ?? "reference,memory,redis").split(",") as Mode[];
+  const modes: Mode[] = wanted.filter((m) => m !== "redis");
+  if (wanted.includes("redis")) {
+    if (await serverAvailable("redis")) modes.push("redis");
+    else console.warn(`redis not reachable at ${redisUrl}: skipping the Redis run`);
+  }
+  const rows = [];
+  for (const mode of modes) {
+    console.error(`running ${mode}…`);
+    rows.push(await run(mode));
+  }
+  console.table(
+    rows.map((r) => ({
+      mode: r.mode,
+      subscribers: r.subscribers,
+      "ev/s each": r.events_per_subscriber_per_s,
+      delivered: r.deliveries_received,
+      lost: r.lost,
+      dup: r.duplicates,
+      "out of order": r.out_of_order,
+      "p50 ms": r.p50_ms,
+      "p99 ms": r.p99_ms,
+      "max ms": r.max_ms,
+    })),
+  );
+  const dir = new URL("../results/", import.meta.url).pathname;
+  mkdirSync(dir, { recursive: true });
+  const out = Object.fromEntries(
+    rows.map((r) => [r.mode === "reference" ? "reference_bare_sse" : `chat_stream_${r.mode}`, r]),
+  );
+  writeFileSync(`${dir}chat-stream.json`, `${JSON.stringify(out, null, 2)}\n`);
+  console.log(`wrote ${dir}chat-stream.json`);
+}
+
+await main();
