@@ -1,68 +1,27 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${PLACEHOLDER} text is manifest syntax, not a template
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type BrokerService, startBrokerService } from "@atrium/broker";
-import { createLogger } from "@atrium/kit";
 import { secretFingerprint } from "./fingerprint.js";
+import { type RealBroker, startRealBroker } from "./testing/real-broker.js";
 import { runAtriumctl } from "./testing/run-cli.js";
+import { writeTempFiles } from "./testing/temp-files.js";
 import { VERSION } from "./version.js";
 
-interface Broker {
-  service: BrokerService;
-  url: string;
-  apiKey: string;
-  get(path: string): Promise<Record<string, unknown>>;
-}
-
-async function startBroker(): Promise<Broker> {
-  const apiKey = `key-${randomBytes(8).toString("hex")}`;
-  const service = await startBrokerService({
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-      STATE_KEY: randomBytes(32).toString("hex"),
-      API_KEYS: apiKey,
-      BROKER_HOST: "127.0.0.1",
-      BROKER_REST_PORT: "0",
-      BROKER_GRPC_PORT: "0",
-      REFRESH_LOOP: "false",
-      ATRIUM_DATA_DIR: await mkdtemp(join(tmpdir(), "atriumctl-broker-")),
-    },
-    logger: createLogger({ name: "broker", level: "silent" }),
-  });
-  const url = service.urls.rest;
-  return {
-    service,
-    url,
-    apiKey,
-    async get(path) {
-      const response = await fetch(`${url}${path}`, { headers: { "x-api-key": apiKey } });
-      return (await response.json()) as Record<string, unknown>;
-    },
-  };
-}
-
 async function providerDir(files: Record<string, string>): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "atriumctl-real-"));
-  await mkdir(join(dir, "p"));
-  for (const [name, text] of Object.entries(files)) await writeFile(join(dir, "p", name), text);
+  const dir = await writeTempFiles(
+    Object.fromEntries(Object.entries(files).map(([n, t]) => [`p/${n}`, t])),
+  );
   return join(dir, "p");
 }
 
 describe("atriumctl against the real broker (PGlite, loopback)", () => {
-  let broker: Broker;
+  let broker: RealBroker;
   before(async () => {
-    broker = await startBroker();
+    broker = await startRealBroker();
   });
   after(() => broker.service.stop());
-  const env = (extra: Record<string, string> = {}) => ({
-    ATRIUM_BROKER_URL: broker.url,
-    ATRIUM_BROKER_API_KEY: broker.apiKey,
-    ...extra,
-  });
+  const env = (extra: Record<string, string> = {}) => broker.cliEnv(extra);
 
   it("applies, reaches no drift, detects a rotated secret by fingerprint, and is audited with its User-Agent", async () => {
     const file = await providerDir({
@@ -87,7 +46,10 @@ describe("atriumctl against the real broker (PGlite, loopback)", () => {
     assert.equal(first.code, 0, first.stdout + first.stderr);
     assert.doesNotMatch(first.stdout + first.stderr, /acme-secret-1/);
 
-    const listed = (await broker.get("/providers")).providers as Record<string, unknown>[];
+    const listed = (await broker.request("GET", "/providers")).providers as Record<
+      string,
+      unknown
+    >[];
     const acme = listed.find((p) => p.name === "acme")!;
     assert.equal(acme.client_secret_fingerprint, secretFingerprint("acme-secret-1"));
     assert.deepEqual(acme.params, { ratio: "1.50", token_request_format: "json" });
@@ -109,10 +71,10 @@ describe("atriumctl against the real broker (PGlite, loopback)", () => {
       env({ ACME_CLIENT_SECRET: "acme-secret-2" }),
     );
     assert.equal(applied.code, 0, applied.stderr);
-    const after = (await broker.get(`/providers/${acme.id}`)) as Record<string, unknown>;
+    const after = (await broker.request("GET", `/providers/${acme.id}`)) as Record<string, unknown>;
     assert.equal(after.client_secret_fingerprint, secretFingerprint("acme-secret-2"));
 
-    const audit = await broker.get(`/audit?resource_id=${acme.id}`);
+    const audit = await broker.request("GET", `/audit?resource_id=${acme.id}`);
     const events = audit.events as { event_type: string; user_agent: string }[];
     assert.deepEqual(
       events.map((e) => e.event_type),
@@ -148,41 +110,10 @@ describe("atriumctl against the real broker (PGlite, loopback)", () => {
     );
     const applied = await runAtriumctl(["apply", "-file", file, "-auto-approve"], env(secret));
     assert.equal(applied.code, 0, applied.stderr);
-    const acme = ((await broker.get("/providers")).providers as Record<string, unknown>[]).find(
-      (p) => p.name === "acme",
-    )!;
+    const acme = (
+      (await broker.request("GET", "/providers")).providers as Record<string, unknown>[]
+    ).find((p) => p.name === "acme")!;
     assert.equal(acme.description, "");
     assert.deepEqual(acme.params, { ratio: "1.5", token_request_format: "json" });
-  });
-
-  it("plans and applies a 200-provider directory, then prunes the rest", async () => {
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 200; i++) {
-      const name = `svc-${String(i).padStart(3, "0")}`;
-      files[`${name}.yaml`] =
-        `name: ${name}\nauth_type: api_key\ncategory: bulk\ndescription: service ${i}\n`;
-    }
-    const file = await providerDir(files);
-    const plan = await runAtriumctl(["plan", "-file", file, "-prune"], env());
-    assert.equal(plan.code, 2, plan.stderr);
-    assert.match(plan.stdout, /Plan: 200 to add, 0 to change, 2 to delete\./);
-    assert.match(plan.stdout, / {2}- acme: delete .*\n {2}- keys: delete/);
-    const applied = await runAtriumctl(["apply", "-file", file, "-prune", "-auto-approve"], env());
-    assert.equal(applied.code, 0, applied.stderr);
-    assert.match(applied.stdout, /Apply: 202 of 202 changes applied\./);
-    const listed = (await broker.get("/providers")).providers as unknown[];
-    assert.equal(listed.length, 200);
-    const again = await runAtriumctl(["plan", "-file", file], env());
-    assert.equal(again.code, 0, again.stdout);
-  });
-
-  it("fails with exit 1 when the broker refuses the API key", async () => {
-    const file = await providerDir({ "svc-000.yaml": "name: svc-000\nauth_type: api_key\n" });
-    const wrongKey = await runAtriumctl(["plan", "-file", file], {
-      ATRIUM_BROKER_URL: broker.url,
-      ATRIUM_BROKER_API_KEY: "wrong",
-    });
-    assert.equal(wrongKey.code, 1);
-    assert.match(wrongKey.stderr, /GET \/providers: 40[13]/);
   });
 });
