@@ -77,7 +77,8 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
           last = "grpc";
           return result;
         } catch (error) {
-          if (!isTransportFailure(error)) throw fromBrokerGrpcError(ConnectError.from(error));
+          if (!isTransportFailure(error, call?.signal))
+            throw fromBrokerGrpcError(ConnectError.from(error));
           grpcDownUntil = Date.now() + retryAfterMs;
           options.onFallback?.(method.name, error);
         }

@@ -90,16 +90,16 @@ const transportErrorCodes =
   /^(E[A-Z]+|ERR_HTTP2_[A-Z_]+|ERR_STREAM_PREMATURE_CLOSE|UND_ERR_[A-Z_]+)$/;
 
 /**
- * Whether a gRPC call failed before the broker could answer (refused, reset, unreachable, no
- * HTTP/2 session, or our deadline). Only these are retried over REST: an application error,
- * Unavailable included, is the broker's answer and must not be asked twice.
+ * Whether a gRPC call failed in transport: refused, reset, unreachable, the HTTP/2 session torn
+ * down under the stream (Canceled although our caller did not cancel), or our deadline. Only these
+ * are retried over REST: an application error, Unavailable included, is the broker's answer and
+ * must not be asked twice.
  */
-export function isTransportFailure(error: unknown): boolean {
+export function isTransportFailure(error: unknown, callerSignal?: AbortSignal): boolean {
   if (!(error instanceof ConnectError)) return false;
   if (error.code === Code.DeadlineExceeded) return true;
-  if (![Code.Unavailable, Code.Unknown, Code.Internal, Code.Canceled].includes(error.code)) {
-    return false;
-  }
+  if (error.code === Code.Canceled) return callerSignal?.aborted !== true;
+  if (![Code.Unavailable, Code.Unknown, Code.Internal].includes(error.code)) return false;
   for (let cause: unknown = error.cause, depth = 0; cause && depth < 5; depth++) {
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string" && transportErrorCodes.test(code)) return true;

@@ -41,7 +41,7 @@ export async function injectCredential(
     case "oauth2":
       headers.set(
         "authorization",
-        `${token.token_type || "Bearer"} ${credentialField(token, "access_token")}`,
+        `${authScheme(token.token_type)} ${credentialField(token, "access_token")}`,
       );
       return { ...request, headers };
     case "api_key":
@@ -96,6 +96,11 @@ function credentialField(
   if (!value)
     throw new Error(`connection ${token.connection_id} has no ${field} for this strategy`);
   return value;
+}
+
+/** Token endpoints often say "bearer"; some APIs only accept the scheme as RFC 6750 spells it. */
+function authScheme(tokenType: string): string {
+  return !tokenType || tokenType.toLowerCase() === "bearer" ? "Bearer" : tokenType;
 }
 
 function base64(text: string): string {
