@@ -36,7 +36,6 @@ export interface BrokerConfig {
   defaultTokenLifetimeSeconds: number;
   refreshSkewSeconds: number;
   refreshIntervalMs: number;
-  refreshWindowSeconds: number;
   refreshBatchSize: number;
   refreshConcurrency: number;
   leaseSeconds: number;
@@ -155,7 +154,6 @@ export function loadBrokerConfig(env: Env): BrokerConfig {
     defaultTokenLifetimeSeconds: integer(env, "DEFAULT_TOKEN_LIFETIME_SECONDS", 3600, 1),
     refreshSkewSeconds: integer(env, "REFRESH_SKEW_SECONDS", 300),
     refreshIntervalMs: integer(env, "REFRESH_INTERVAL_MS", 15_000, 10),
-    refreshWindowSeconds: integer(env, "REFRESH_WINDOW_SECONDS", 60),
     refreshBatchSize: integer(env, "REFRESH_BATCH_SIZE", 100, 1, 10_000),
     refreshConcurrency: integer(env, "REFRESH_CONCURRENCY", 8, 1, 1_000),
     leaseSeconds: integer(env, "REFRESH_LEASE_SECONDS", 60, 1),

@@ -5,8 +5,6 @@ import type { TokenRefresher } from "./token-refresher.js";
 export interface RefreshLoopOptions {
   /** Pause between passes when the last pass found nothing more to do. */
   intervalMs: number;
-  /** Connections due within this window are refreshed now. */
-  windowSeconds: number;
   /** Rows claimed per pass. */
   batchSize: number;
   /** Refreshes running at once on this instance. */
@@ -48,16 +46,16 @@ export function createRefreshLoop(
       `WITH due AS (
          SELECT id FROM broker_connections
           WHERE status = 'active' AND revoked_at IS NULL AND auth_type = 'oauth2'
-            AND refresh_due_at <= now() + make_interval(secs => $3)
+            AND refresh_due_at <= now()
             AND (lease_until IS NULL OR lease_until < now())
           ORDER BY refresh_due_at
-          LIMIT $4
+          LIMIT $3
           FOR UPDATE SKIP LOCKED)
        UPDATE broker_connections c
           SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
          FROM due WHERE c.id = due.id
        RETURNING c.*`,
-      [ctx.instanceId, ctx.settings.leaseSeconds, options.windowSeconds, options.batchSize],
+      [ctx.instanceId, ctx.settings.leaseSeconds, options.batchSize],
     );
     return rows;
   }

@@ -184,7 +184,6 @@ async function start(
 
   const refreshLoop = createRefreshLoop(ctx, connections.refresher, {
     intervalMs: config.refreshIntervalMs,
-    windowSeconds: config.refreshWindowSeconds,
     batchSize: config.refreshBatchSize,
     concurrency: config.refreshConcurrency,
   });
