@@ -95,12 +95,17 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerClient {
   };
 }
 
-/** Broker error bodies use `message`, `error` or `code`; fall back to a short excerpt. */
-function errorText(text: string): string {
+/** Broker error bodies carry `code` or `error`, `message`, and for rule violations `findings`. */
+export function errorText(text: string): string {
   try {
     const body = JSON.parse(text) as Record<string, unknown>;
     const parts = [body.code ?? body.error, body.message].filter((p) => typeof p === "string");
-    if (parts.length > 0) return parts.join(": ");
+    const findings = Array.isArray(body.findings)
+      ? (body.findings as { field?: unknown; message?: unknown }[])
+          .map((f) => `${f.field} ${f.message}`)
+          .join("; ")
+      : "";
+    if (parts.length > 0) return `${parts.join(": ")}${findings ? ` (${findings})` : ""}`;
   } catch {
     // Not JSON: use the raw text.
   }

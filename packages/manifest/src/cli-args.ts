@@ -29,8 +29,6 @@ export interface ParsedArgs {
   help: boolean;
   /** Flag values from the command line or the environment, as given. */
   values: Partial<Record<FlagName, string>>;
-  /** Flags set on the command line (not from the environment). */
-  explicit: Set<FlagName>;
 }
 
 export class UsageError extends Error {}
@@ -41,7 +39,7 @@ export function envName(flag: FlagName): string {
 
 /** Go-style flags (`-file x`, `-file=x`, `-prune`) and their `--` spellings, in any position. */
 export function parseArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedArgs {
-  const parsed: ParsedArgs = { help: false, values: {}, explicit: new Set() };
+  const parsed: ParsedArgs = { help: false, values: {} };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "-h" || arg === "-help" || arg === "--help" || arg === "help") {
@@ -67,7 +65,6 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv): ParsedArgs {
     else if (i + 1 < argv.length) value = argv[++i];
     else throw new UsageError(`flag "${arg}" needs a value`);
     parsed.values[flag] = checkValue(flag, spec, value);
-    parsed.explicit.add(flag);
   }
   for (const flag of Object.keys(flagSpecs) as FlagName[]) {
     const fromEnv = env[envName(flag)];
