@@ -22,7 +22,11 @@ export function tokenSchedule(
   settings: BrokerContext["settings"],
   now = Date.now(),
 ): { expiresAt: Date; refreshDueAt: Date | null } {
-  const lifetime = tokens.expires_in ?? settings.defaultTokenLifetimeSeconds;
+  // A zero or negative expires_in is treated as absent: refreshing it would never end.
+  const lifetime =
+    tokens.expires_in !== undefined && tokens.expires_in > 0
+      ? tokens.expires_in
+      : settings.defaultTokenLifetimeSeconds;
   const expiresAt = new Date(now + lifetime * 1000);
   // Short-lived tokens are refreshed at half their life rather than never leaving the due window.
   const skew = Math.min(settings.refreshSkewSeconds, lifetime / 2);
