@@ -158,7 +158,7 @@ describe("gateway service", () => {
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), "gateway-keys-"));
       keyFile = join(dir, "keys");
-      await writeFile(keyFile, "file-key-1\n");
+      await writeFile(keyFile, "# rotated by ops\nfile-key-1\n");
       gateway = await startGatewayService({
         env: gatewayEnv(broker, {
           GATEWAY_REQUIRE_API_KEY: "true",

@@ -5,7 +5,7 @@ import { splitList } from "../config/gateway-config.js";
 export interface ApiKeyStoreOptions {
   /** Keys from the environment (GATEWAY_API_KEYS); never reloaded. */
   keys: string[];
-  /** Files holding keys, one per line or comma-separated; re-read every `reloadMs`. */
+  /** Files holding keys, one per line or comma-separated, `#` comments; re-read every `reloadMs`. */
   files: string[];
   reloadMs: number;
   /** A file that cannot be re-read keeps its previous keys; the caller logs why. */
@@ -31,7 +31,9 @@ export function createApiKeyStore(options: ApiKeyStoreOptions): ApiKeyStore {
   const fromFiles = new Map<string, Buffer[]>();
   let timer: NodeJS.Timeout | undefined;
 
-  const readKeys = async (file: string) => splitList(await readFile(file, "utf8")).map(digest);
+  // One key per line (or comma-separated); `#` starts a comment, as in the broker's key files.
+  const readKeys = async (file: string) =>
+    splitList((await readFile(file, "utf8")).replace(/#.*$/gm, "")).map(digest);
 
   const reload = async () => {
     for (const file of options.files) {
