@@ -70,6 +70,19 @@ test("gRPC: an independent client over the same .proto gets the same auth and er
   );
   assert.equal(created.error, null);
   assert.equal(created.response?.name, "grpc-keyed");
+  // update_mask names what to change; other fields in the message are ignored.
+  const updated = await call(
+    "UpdateProvider",
+    {
+      id: created.response?.id,
+      provider: { description: "via gRPC", api_base_url: "https://ignored.example.com" },
+      update_mask: { paths: ["description"] },
+    },
+    broker.apiKey,
+  );
+  assert.equal(updated.error, null);
+  assert.equal(updated.response?.description, "via gRPC");
+  assert.equal(updated.response?.api_base_url, "https://api.example.com");
   const listed = await call("ListProviders", {}, broker.apiKey);
   assert.equal((listed.response?.providers as unknown[] | undefined)?.length, 1);
   const missing = await call("GetConnectionToken", { id: "no-such-connection" }, broker.apiKey);
