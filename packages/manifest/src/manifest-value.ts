@@ -4,9 +4,6 @@
  */
 export class NumberText {
   constructor(readonly text: string) {}
-  toJSON(): number {
-    return Number(this.text);
-  }
 }
 
 export type ManifestValue =
@@ -41,25 +38,4 @@ export function toExactJson(value: ManifestValue): string {
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value);
-}
-
-/** Equality where numbers compare by exact text and a missing list equals an empty one. */
-export function sameValue(a: ManifestValue | undefined, b: ManifestValue | undefined): boolean {
-  const emptyish = (v: ManifestValue | undefined) =>
-    v === undefined || v === null || (Array.isArray(v) && v.length === 0);
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (emptyish(a) && emptyish(b)) return true;
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => sameValue(item, b[i]));
-  }
-  if (a instanceof NumberText || b instanceof NumberText) {
-    return a instanceof NumberText && b instanceof NumberText && a.text === b.text;
-  }
-  if (isRecord(a) || isRecord(b)) {
-    if (!isRecord(a) || !isRecord(b)) return false;
-    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-    for (const key of keys) if (!sameValue(a[key], b[key])) return false;
-    return true;
-  }
-  return (a ?? null) === (b ?? null);
 }

@@ -28,6 +28,3 @@ const known = new Set<string>(providerFields);
 export function isProviderField(name: string): name is ProviderField {
   return known.has(name);
 }
-
-/** Fields whose omission leaves the live value; an explicit empty string clears them. */
-export const optionalTextFields: readonly string[] = ["description", "category"];

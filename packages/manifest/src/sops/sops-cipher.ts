@@ -5,10 +5,6 @@ export type SopsScalar = string | number | boolean;
 
 const encPattern = /^ENC\[AES256_GCM,data:([^,]*),iv:([^,]+),tag:([^,]+),type:([a-z]+)\]$/;
 
-export function isSopsCiphertext(value: unknown): value is string {
-  return typeof value === "string" && encPattern.test(value);
-}
-
 /**
  * Decrypts one `ENC[AES256_GCM,...]` value. The additional data is the key path joined by `:`
  * with a trailing `:`, so a value moved to another key fails authentication.
