@@ -1,6 +1,7 @@
 import {
   type AgentResult,
   ask,
+  memoryNotes,
   runTool,
   type StepContext,
   type SubAgent,
@@ -66,7 +67,12 @@ export function createCoder(options: CoderOptions = {}): SubAgent {
         const run = await execute(given);
         return outcome(given, run, 1);
       }
-      const context = step.earlier.map((e) => `${e.role} found: ${e.summary}`).join("\n");
+      const context = [
+        ...step.earlier.map((e) => `${e.role} found: ${e.summary}`),
+        memoryNotes(step),
+      ]
+        .filter(Boolean)
+        .join("\n");
       const conversation: { role: "user" | "assistant"; content: string }[] = [
         {
           role: "user",

@@ -1,6 +1,7 @@
 import {
   type AgentResult,
   ask,
+  memoryNotes,
   runTool,
   type StepContext,
   type SubAgent,
@@ -32,7 +33,13 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
               [
                 {
                   role: "user",
-                  content: `Draft the message this request asks for. Reply with the message text only.\n\nRequest: ${step.task}`,
+                  content: [
+                    "Draft the message this request asks for. Reply with the message text only.",
+                    `Request: ${step.task}`,
+                    memoryNotes(step),
+                  ]
+                    .filter(Boolean)
+                    .join("\n\n"),
                 },
               ],
               { streamThinking: true },

@@ -2,6 +2,7 @@ import type { Source } from "../kernel/kernel-types.js";
 import {
   type AgentResult,
   ask,
+  memoryNotes,
   runTool,
   type StepContext,
   type SubAgent,
@@ -125,6 +126,7 @@ export function createResearcher(options: ResearcherOptions): SubAgent {
                 ? `Sources (cite as [n]):\n${material}`
                 : "No sources were found; answer from general knowledge and say so.",
               earlier ? `Earlier attempts in this step:\n${earlier}` : "",
+              memoryNotes(step),
             ]
               .filter(Boolean)
               .join("\n\n"),

@@ -117,3 +117,19 @@ export async function runTool<T>(
 
 export const think = (step: StepContext, phase: string, thought: string) =>
   step.trace.emit("thinking", { thought, phase });
+
+/** What the observe phase loaded, as prompt text; empty without memory. */
+export function memoryNotes(step: StepContext): string {
+  const memory = step.memory;
+  if (!memory) return "";
+  const parts: string[] = [];
+  if (memory.recent.length > 0) {
+    const recent = memory.recent.slice(-10).map((e) => `${e.role}: ${e.content.slice(0, 500)}`);
+    parts.push(`Recent conversation:\n${recent.join("\n")}`);
+  }
+  if (memory.pages.length > 0) {
+    const pages = memory.pages.slice(0, 5).map((p) => `- ${p.topic}: ${p.summary.slice(0, 500)}`);
+    parts.push(`Relevant memories:\n${pages.join("\n")}`);
+  }
+  return parts.join("\n\n");
+}

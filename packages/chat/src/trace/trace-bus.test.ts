@@ -3,6 +3,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createMemoryCache } from "@atrium/kit";
 import { createTraceBus } from "./trace-bus.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -63,4 +64,17 @@ test("without a cache the bus still writes trace files but cannot stream", async
   assert.equal((await bus.history("wf", "s")).length, 1);
   assert.deepEqual(await bus.replay("wf"), []);
   await assert.rejects(bus.subscribe("wf", () => {}));
+});
+
+test("a workflow's log and sequence expire after the retention", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "traces-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const cache = createMemoryCache();
+  t.after(() => cache.close());
+  const bus = createTraceBus({ cache, tracesDir: dir, retentionSeconds: 1 });
+  await bus.forStep("wf_ttl", "s").emit("thinking", { thought: "x" });
+  assert.equal((await bus.replay("wf_ttl")).length, 1);
+  while ((await bus.replay("wf_ttl")).length > 0) await sleep(100);
+  assert.equal(await cache.get("trace_seq:wf_ttl"), null);
+  assert.equal((await bus.history("wf_ttl", "s")).length, 1, "trace files are kept");
 });

@@ -64,6 +64,27 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   // Per-workflow write queue: the sequence number is taken inside it, so the log, the channel and
   // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
   const queues = new Map<string, Promise<unknown>>();
+  // The TTLs are refreshed at most once per 1% of the retention per workflow and process, which
+  // saves two commands on almost every event; a log still lives at least 99% of the retention
+  // after its last event.
+  const refreshEveryMs = (retention * 1000) / 100;
+  const refreshedAt = new Map<string, number>();
+
+  function refreshRetention(store: Cache, workflowId: string): Promise<unknown> | undefined {
+    const now = Date.now();
+    const last = refreshedAt.get(workflowId);
+    if (last !== undefined && now - last < refreshEveryMs) return undefined;
+    if (refreshedAt.size >= 100_000) refreshedAt.clear();
+    refreshedAt.set(workflowId, now);
+    return Promise.all([
+      store.expire(logKey(workflowId), retention),
+      store.expire(seqKey(workflowId), retention),
+    ]).catch((error) => {
+      // Retry on the next event instead of waiting out the interval.
+      refreshedAt.delete(workflowId);
+      throw error;
+    });
+  }
 
   /**
    * Runs inside the workflow's queue: takes the sequence number and queues the file line in that
@@ -91,8 +112,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
     // gets it live, one that replays after it finds it in the log; dedupe by seq does the rest.
     await Promise.all([
       length > capacity ? cache.ltrim(logKey(event.workflow_id), -capacity, -1) : undefined,
-      cache.expire(logKey(event.workflow_id), retention),
-      cache.expire(seqKey(event.workflow_id), retention),
+      refreshRetention(cache, event.workflow_id),
       cache.publish(traceChannel(event.workflow_id), json),
     ]);
     return { event, written };
