@@ -369,5 +369,4 @@ const BROKER_PARAMS = new Set([
   "skip_scope_on_auth",
   "token_endpoint_auth_method",
   "revocation_endpoint",
-  "default_token_lifetime_seconds",
 ]);

@@ -24,6 +24,9 @@ test("providers: validation, CRUD, fingerprints, PATCH by exact text, redacted a
   assert.equal(invalid.status, 400);
   const findings = (invalid.body.findings as { field: string }[]).map((f) => f.field).sort();
   assert.deepEqual(findings, ["auth_url", "client_id", "client_secret", "name", "token_url"]);
+  const malformed = await broker.call("POST", "/providers", '{"name": "x",');
+  assert.equal(malformed.status, 400);
+  assert.match(String(malformed.body.message), /invalid JSON/);
   assert.equal(
     (await broker.call("POST", "/providers", { name: "x", auth_type: "kerberos" })).status,
     400,
