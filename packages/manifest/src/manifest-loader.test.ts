@@ -88,9 +88,15 @@ describe("directory manifests", () => {
   });
 
   it("rejects a file name that differs from its provider, and a non-mapping file", async () => {
-    const root = await dir({ "a.yaml": "name: b\n", "c.yaml": "- c\n", "d.yaml": "" });
+    const root = await dir({
+      "a.yaml": "name: b\n",
+      "c.yaml": "- c\n",
+      "d.yaml": "",
+      "e.yml": "name: e\n",
+    });
     const { problems } = await loadManifest(root);
     assert.deepEqual(problems.map(formatProblem), [
+      `${join(root, "e.yml")}: provider files are named <name>.yaml`,
       `${join(root, "a.yaml")}:1: file name "a.yaml" does not match provider name "b"`,
       `${join(root, "c.yaml")}:1: provider definition must be a mapping`,
       `${join(root, "d.yaml")}:1: file is empty`,

@@ -37,10 +37,18 @@ export async function loadManifest(path: string): Promise<LoadedManifest> {
     return { providers: [], problems: [{ file: path, message: "no such file or directory" }] };
   if (!info.isDirectory()) return parseManifestFile(path, await readFile(path, "utf8"));
 
-  const names = (await readdir(path))
-    .filter((name) => name.endsWith(providerFileSuffix) && !name.startsWith("."))
+  const entries = (await readdir(path)).filter((name) => !name.startsWith("."));
+  const names = entries
+    .filter((name) => name.endsWith(providerFileSuffix))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const result: LoadedManifest = { providers: [], problems: [] };
+  // A provider file that is silently skipped would look absent, and -prune would delete it.
+  for (const name of entries.filter((n) => n.endsWith(".yml"))) {
+    result.problems.push({
+      file: join(path, name),
+      message: `provider files are named <name>${providerFileSuffix}`,
+    });
+  }
   if (names.length === 0) {
     result.problems.push({ file: path, message: `no ${providerFileSuffix} files in directory` });
   }
