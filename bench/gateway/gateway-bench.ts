@@ -1,0 +1,148 @@
+// Gateway benchmark: token retrieval through the gateway with the broker reached over gRPC and
+// over REST, beside a direct broker call and a no-op HTTP route, all in the same run on the same
+// machine. Prints a table and writes bench/results/gateway.json.
+//
+//   node --conditions=atrium-source --import tsx bench/gateway/gateway-bench.ts
+//   BENCH_DURATION_S=10 BENCH_CONNECTIONS=20 (HTTP connections of the load generator)
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
+import { startGatewayService } from "@atrium/gateway";
+import { createLogger } from "@atrium/kit";
+import { createTestPostgres } from "@atrium/kit/testing";
+
+interface CannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+}
+const autocannon = createRequire(import.meta.url)("autocannon") as (
+  options: Record<string, unknown>,
+) => Promise<CannonResult>;
+
+const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const tokenCount = 200;
+
+async function main() {
+  const pg = await createTestPostgres({ max: 20 });
+  const logger = createLogger({ name: "bench", level: "warn" });
+  const brokerKey = `bench-${randomBytes(8).toString("hex")}`;
+  const env = {
+    ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    STATE_KEY: randomBytes(32).toString("hex"),
+    API_KEYS: brokerKey,
+    BROKER_HOST: "127.0.0.1",
+    BROKER_REST_PORT: "0",
+    BROKER_GRPC_PORT: "0",
+    REFRESH_LOOP: "false",
+  };
+  const broker = await startBrokerService({ env, logger, sql: pg.sql });
+  const gatewayEnv = {
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_REST_PORT: "0",
+    GATEWAY_GRPC_PORT: "0",
+    BROKER_URL: broker.urls.rest,
+    BROKER_API_KEY: brokerKey,
+    CORS_ALLOWED_ORIGINS: "http://localhost",
+  };
+  const viaGrpc = await startGatewayService({
+    logger,
+    env: { ...gatewayEnv, BROKER_GRPC_URL: broker.urls.grpc ?? "" },
+  });
+  const viaRest = await startGatewayService({ logger, env: gatewayEnv });
+  try {
+    const created = await fetch(`${broker.urls.rest}/providers`, {
+      method: "POST",
+      headers: { "x-api-key": brokerKey, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "bench-idp",
+        auth_type: "oauth2",
+        client_id: "bench",
+        client_secret: "bench-secret",
+        auth_url: "http://127.0.0.1:9/authorize",
+        token_url: "http://127.0.0.1:9/token",
+      }),
+    });
+    const provider = (await created.json()) as { id: string };
+
+    // Fresh OAuth connections sealed as the broker seals them: retrieval never refreshes.
+    const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
+    const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
+    const ids = Array.from({ length: tokenCount }, () => randomUUID());
+    const params: unknown[] = [];
+    const values = ids.map((id) => {
+      params.push(
+        id,
+        sealCredential(vault, id, { access_token: `at-${id}`, token_type: "Bearer" }),
+      );
+      return `($${params.length - 1}, 'bench', '${provider.id}', 'oauth2', 'active', $${params.length}, now() + interval '1 hour', now() + interval '50 minutes')`;
+    });
+    await pg.sql.query(
+      `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc, expires_at, refresh_due_at) VALUES ${values.join(",")}`,
+      params,
+    );
+
+    const run = async (
+      base: string,
+      path: (id: string) => string,
+      headers: Record<string, string> = {},
+    ) => {
+      // Warm-up: sessions, the gateway's per-connection strategy cache, JIT.
+      for (const id of ids)
+        await fetch(`${base}${path(id)}`, { headers }).then((r) => r.arrayBuffer());
+      return autocannon({
+        url: base,
+        connections,
+        // Load is generated off the services' event loop, so it does not slow down what it measures.
+        workers: 1,
+        duration: durationS,
+        headers,
+        requests: ids.map((id) => ({ method: "GET", path: path(id) })),
+      });
+    };
+    const noop = await run(viaGrpc.urls.rest, () => "/health");
+    const direct = await run(broker.urls.rest, (id) => `/connections/${id}/token`, {
+      "x-api-key": brokerKey,
+    });
+    const grpcPath = await run(viaGrpc.urls.rest, (id) => `/v1/token/${id}`);
+    const grpcTransport = viaGrpc.brokerTransport();
+    const restPath = await run(viaRest.urls.rest, (id) => `/v1/token/${id}`);
+
+    const row = (r: CannonResult) => ({
+      requests_per_second: r.requests.average,
+      p50_ms: r.latency.p50,
+      p99_ms: r.latency.p99,
+      non_2xx: r.non2xx,
+      errors: r.errors,
+    });
+    const result = {
+      duration_s: durationS,
+      connections,
+      gateway_token_grpc_to_broker: { ...row(grpcPath), broker_transport: grpcTransport },
+      gateway_token_rest_to_broker: {
+        ...row(restPath),
+        broker_transport: viaRest.brokerTransport(),
+      },
+      direct_broker_token: row(direct),
+      reference_noop_http: row(noop),
+    };
+    console.table({
+      "gateway /v1/token, gRPC to broker": row(grpcPath),
+      "gateway /v1/token, REST to broker": row(restPath),
+      "broker /connections/{id}/token (direct)": row(direct),
+      "no-op HTTP (gateway /health)": row(noop),
+    });
+    mkdirSync("bench/results", { recursive: true });
+    writeFileSync("bench/results/gateway.json", `${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    await viaGrpc.stop();
+    await viaRest.stop();
+    await broker.stop();
+    await pg.drop();
+  }
+}
+
+await main();
