@@ -116,4 +116,43 @@ describe("atriumctl against the real broker (PGlite, loopback)", () => {
     assert.equal(acme.description, "");
     assert.deepEqual(acme.params, { ratio: "1.5", token_request_format: "json" });
   });
+
+  it("lists every provider the broker refuses and still applies the rest", async () => {
+    await broker.request("POST", "/providers", {
+      name: "drifty",
+      auth_type: "oauth2",
+      client_id: "d",
+      client_secret: "d-secret",
+      enable_discovery: true,
+      well_known_url: "https://drifty.example/.well-known/openid-configuration",
+    });
+    // Valid on its own; merged with the live well_known_url it breaks the discovery rule.
+    const file = await providerDir({
+      "drifty.yaml": [
+        "name: drifty",
+        "auth_type: oauth2",
+        "client_id: d",
+        "client_secret: ${DRIFTY_SECRET}",
+        "enable_discovery: false",
+        "auth_url: https://drifty.example/authorize",
+        "token_url: https://drifty.example/token",
+        "",
+      ].join("\n"),
+      "fresh.yaml": "name: fresh\nauth_type: api_key\n",
+    });
+    const result = await runAtriumctl(
+      ["apply", "-file", file, "-auto-approve"],
+      env({ DRIFTY_SECRET: "d-secret" }),
+    );
+    assert.equal(result.code, 1, result.stdout);
+    assert.match(
+      result.stderr,
+      /Error: 1 provider failed:\n {2}drifty \(update\): PATCH \/providers\/\S+: 400 invalid_argument: provider is invalid \(well_known_url is only used when enable_discovery is true\)\n/,
+    );
+    assert.match(result.stdout, /Apply: 1 of 2 changes applied\./);
+    const names = ((await broker.request("GET", "/providers")).providers as { name: string }[]).map(
+      (p) => p.name,
+    );
+    assert.ok(names.includes("fresh"));
+  });
 });
