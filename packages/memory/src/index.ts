@@ -9,3 +9,9 @@ export {
   type StartMemoryServiceOptions,
   startMemoryService,
 } from "./start.js";
+export { migrateMemory } from "./store/migrate.js";
+export {
+  createVectorSearch,
+  type VectorSearch,
+  type VectorSearchOptions,
+} from "./store/vector-search.js";

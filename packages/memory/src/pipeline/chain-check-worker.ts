@@ -33,6 +33,13 @@ export interface ChainCheckWorkerOptions {
 
 // Embedding models have input limits; the newest part of a long chain says most about it.
 const EMBED_CHARS = 6000;
+/**
+ * A chain this long is closed even when the topic holds: analysis and re-summarising cost grows
+ * with the chain, and one endless conversation would otherwise become one unsearchable blob.
+ */
+export const MAX_CHAIN_EVENTS = 40;
+const MAX_CHAIN_CHARS = 12_000;
+const SUMMARY_WINDOW_CHARS = 4000;
 
 /** What closing or growing a chain writes, in one transaction. */
 interface ChainChange {
@@ -114,8 +121,10 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
 
   /** Summary, topic and vector of a chain that is still growing: cheap, extractive. */
   async function refreshOpen(chain: ChainRecord) {
-    chain.summary = extractiveSummary(chain.content);
-    chain.topic = keywordTopic(chain.content);
+    // The newest part: a growing chain is re-summarised on every check.
+    const recent = chain.content.slice(-SUMMARY_WINDOW_CHARS);
+    chain.summary = extractiveSummary(recent);
+    chain.topic = keywordTopic(recent);
     chain.quality = qualityOf(chain.content);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
   }
@@ -141,7 +150,10 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     const similarity = new Map(hits.map((h) => [h.chainId, h.similarity]));
     const target = findMergeTarget(
       candidates
-        .filter((c) => c.status === "closed")
+        .filter(
+          (c) =>
+            c.status === "closed" && c.eventIds.length + chain.eventIds.length <= MAX_CHAIN_EVENTS,
+        )
         .map((c) => ({ chain: c, similarity: similarity.get(c.id) ?? 0 })),
     );
     if (!target) {
@@ -206,6 +218,14 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
         let userVector: number[] | undefined;
         if (event.role === "user") {
           userVector = await embedOne(embedder, event.content);
+          if (
+            open &&
+            (open.eventIds.length >= MAX_CHAIN_EVENTS || open.content.length >= MAX_CHAIN_CHARS)
+          ) {
+            await write([await close(open)], handled);
+            handled = [];
+            open = undefined;
+          }
           if (open?.userVectorSum) {
             const wf = event.metadata.workflow_id;
             const decision = await judge({

@@ -63,6 +63,7 @@ const RELEVANT_PAGES = 5;
 const DEFAULT_SEARCH_LIMIT = 10;
 const MAX_SEARCH_LIMIT = 100;
 const ENTITY_FACTS = 5;
+const TOUCH_INTERVAL_MS = 5 * 60_000;
 
 type MemoryServiceImpl = ServiceImpl<typeof memoryV1.MemoryService>;
 
@@ -159,9 +160,12 @@ export function createMemoryService(
 
   /** Recall strengthens chains (heat); best effort, off the request path. */
   function touch(chains: ChainRecord[]): void {
-    if (chains.length === 0) return;
     const at = now();
-    const updates = chains.map((c) => ({ id: c.id, ...recordAccess(c, at) }));
+    // A chain read again within minutes has not cooled measurably; skipping the write keeps hot
+    // reads (an agent polling its context) from turning into a stream of UPDATEs.
+    const due = chains.filter((c) => at.getTime() - c.lastAccessAt.getTime() >= TOUCH_INTERVAL_MS);
+    if (due.length === 0) return;
+    const updates = due.map((c) => ({ id: c.id, ...recordAccess(c, at) }));
     chainStore
       .setAccess(sql, updates)
       .catch((error) => logger.warn({ err: error }, "recording chain access failed"));

@@ -24,7 +24,25 @@ const toSession = (r: SessionRow): SessionRecord => ({
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export function createSessionStore(sql: SqlExecutor) {
+export interface SessionStoreOptions {
+  /** Sessions remembered in process; default 10,000. */
+  cacheSize?: number;
+}
+
+/**
+ * Sessions never change after creation (their scope is fixed), so every request's lookup can be
+ * answered from a small in-process LRU after the first.
+ */
+export function createSessionStore(sql: SqlExecutor, options: SessionStoreOptions = {}) {
+  const cacheSize = options.cacheSize ?? 10_000;
+  const known = new Map<string, SessionRecord>();
+  const remember = (session: SessionRecord) => {
+    known.delete(session.id);
+    known.set(session.id, session);
+    if (known.size > cacheSize) known.delete(known.keys().next().value as string);
+    return session;
+  };
+
   return {
     async create(scope: Scope, metadata: Record<string, string>): Promise<SessionRecord> {
       const { rows } = await sql.query<SessionRow>(
@@ -32,16 +50,18 @@ export function createSessionStore(sql: SqlExecutor) {
          VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING *`,
         [randomUUID(), scope.tenantId, scope.userId, scope.agentId, JSON.stringify(metadata)],
       );
-      return toSession(rows[0]);
+      return remember(toSession(rows[0]));
     },
 
     /** Undefined for an unknown id, including one that is not a UUID at all. */
     async get(id: string): Promise<SessionRecord | undefined> {
       if (!UUID.test(id)) return undefined;
+      const cached = known.get(id);
+      if (cached) return remember(cached);
       const { rows } = await sql.query<SessionRow>("SELECT * FROM memory_sessions WHERE id = $1", [
         id,
       ]);
-      return rows[0] ? toSession(rows[0]) : undefined;
+      return rows[0] ? remember(toSession(rows[0])) : undefined;
     },
   };
 }

@@ -155,3 +155,40 @@ test("PostgreSQL without pgvector: the exact path, scoped to tenant and user", a
     await pg.drop();
   }
 });
+
+test("the in-memory exact index follows inserts, updates, archiving and deletes", async () => {
+  const sql = await createPgliteSql();
+  try {
+    await migrateMemory(sql);
+    const exact = await createVectorSearch({ sql, dimensions: 384, mode: "exact" });
+    await seed(sql, []);
+    const { all: before } = await topResults(exact);
+    const [best, second] = before.map((h) => h.chainId);
+    const [query] = await embedder.embed(["which hiking boots did I buy for the garden"]);
+    const search = (filter?: Record<string, string>) =>
+      exact.search({ tenantId: "t1", userId: "u1", embedding: query, limit: 5, filter });
+
+    await sql.query("UPDATE memory_chains SET status = 'archived' WHERE id = $1", [best]);
+    assert.ok(!(await search()).some((h) => h.chainId === best), "archived chain left");
+    await sql.query("DELETE FROM memory_chains WHERE id = $1", [second]);
+    assert.ok(!(await search()).some((h) => h.chainId === second), "deleted chain left");
+    await sql.query(`UPDATE memory_chains SET metadata = '{"parity":"changed"}' WHERE id = $1`, [
+      before[2].chainId,
+    ]);
+    assert.deepEqual(
+      (await search({ parity: "changed" })).map((h) => h.chainId),
+      [before[2].chainId],
+    );
+    const { rows } = await sql.query<{ id: string }>(
+      `INSERT INTO memory_chains (id, tenant_id, user_id, agent_id, session_id, status, embedding,
+         last_access_at, first_event_at, last_event_at)
+       VALUES ($1, 't1', 'u1', '', $2, 'closed', $3::real[], now(), now(), now()) RETURNING id`,
+      [randomUUID(), randomUUID(), query],
+    );
+    const [top] = await search();
+    assert.equal(top.chainId, rows[0].id);
+    assert.ok(Math.abs(top.similarity - 1) < 1e-6);
+  } finally {
+    await sql.close();
+  }
+});

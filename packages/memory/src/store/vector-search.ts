@@ -1,4 +1,5 @@
 import type { Sql, SqlExecutor } from "@atrium/kit";
+import { createExactVectorIndex } from "./exact-vector-index.js";
 
 export interface VectorQuery {
   tenantId: string;
@@ -19,7 +20,8 @@ export interface VectorHit {
 
 /**
  * Nearest chains by cosine. `hnsw` keeps a pgvector copy of each chain's vector under an HNSW
- * index; `exact` scans the user's chains and computes cosine in SQL. Both answer with the same
+ * index; `exact` scans the user's chains in memory, kept current from the database
+ * (exact-vector-index.ts). Both answer with the same
  * chains in the same order (the HNSW index is approximate only for very large per-user sets).
  */
 export interface VectorSearch {
@@ -62,28 +64,12 @@ function filterClause(query: VectorQuery, params: unknown[], alias: string): str
 }
 
 function createExactSearch(sql: Sql): VectorSearch {
+  const index = createExactVectorIndex({ sql });
   return {
     kind: "exact",
     async upsert() {},
     async remove() {},
-    async search(query) {
-      const params: unknown[] = [query.embedding, query.tenantId, query.userId];
-      const extra = filterClause(query, params, "c");
-      params.push(query.limit);
-      // float8 accumulation: summing in real would reorder near-ties relative to pgvector.
-      const { rows } = await sql.query<{ id: string; similarity: number }>(
-        `SELECT c.id, s.similarity FROM memory_chains c,
-           LATERAL (SELECT sum(a::float8 * b) / NULLIF(sqrt(sum(a::float8 * a)) * sqrt(sum(b::float8 * b)), 0)
-                      AS similarity
-                    FROM unnest(c.embedding, $1::real[]) AS t(a, b)) s
-         WHERE c.tenant_id = $2 AND c.user_id = $3 AND c.status <> 'archived'
-           AND cardinality(c.embedding) = cardinality($1::real[])${extra}
-         ORDER BY s.similarity DESC NULLS LAST, c.id
-         LIMIT $${params.length}`,
-        params,
-      );
-      return rows.map((r) => ({ chainId: r.id, similarity: Number(r.similarity ?? 0) }));
-    },
+    search: (query) => index.search(query),
   };
 }
 

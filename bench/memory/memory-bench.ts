@@ -1,0 +1,227 @@
+// Memory benchmark. Part 1: StoreInteraction and GetContext over REST (autocannon) and gRPC (a
+// load loop on one HTTP/2 connection) against PostgreSQL + Redis, beside a no-op Fastify route
+// measured in the same run. Part 2: SearchMemory for one user with 1k / 10k / 100k chains on
+// both vector paths (pgvector HNSW on PGlite, exact cosine scan on PostgreSQL without pgvector).
+// Prints tables and writes bench/results/memory.json.
+//
+//   node --conditions=atrium-source --import tsx bench/memory/memory-bench.ts
+//   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
+import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { memoryV1 } from "@atrium/api";
+import { createLogger, createPgliteSql, type Sql } from "@atrium/kit";
+import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
+import { createHashEmbedder, startMemoryService } from "@atrium/memory";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import Fastify from "fastify";
+import { createBenchSearch } from "./bench-search.js";
+
+interface CannonResult {
+  requests: { average: number; total: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+}
+const autocannon = createRequire(import.meta.url)("autocannon") as (
+  options: Record<string, unknown>,
+) => Promise<CannonResult>;
+
+const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
+const rate = Number(process.env.BENCH_RATE ?? 1000);
+const tiers = (process.env.BENCH_TIERS ?? "1000,10000,100000").split(",").map(Number);
+const searches = Number(process.env.BENCH_SEARCHES ?? 30);
+
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const round = (x: number) => Math.round(x * 100) / 100;
+
+interface Row {
+  name: string;
+  transport: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function cannon(name: string, options: Record<string, unknown>): Promise<Row> {
+  const r = await autocannon({ duration: durationS, connections: 32, pipelining: 1, ...options });
+  return {
+    name,
+    transport: "rest",
+    rps: round(r.requests.average),
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx,
+  };
+}
+
+/** Closed-loop gRPC load: `concurrency` callers in a loop for the duration, on one connection. */
+async function grpcLoad(
+  name: string,
+  concurrency: number,
+  call: () => Promise<unknown>,
+): Promise<Row> {
+  const samples: number[] = [];
+  let errors = 0;
+  const end = Date.now() + durationS * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < end) {
+        const start = process.hrtime.bigint();
+        try {
+          await call();
+          samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  samples.sort((a, b) => a - b);
+  return {
+    name,
+    transport: "grpc",
+    rps: round(samples.length / durationS),
+    p50: round(percentile(samples, 50)),
+    p99: round(percentile(samples, 99)),
+    errors,
+  };
+}
+
+async function throughputPart() {
+  const pg = await createTestPostgres({ max: 4 });
+  const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
+  const service = await startMemoryService({
+    env: {
+      MEMORY_HOST: "127.0.0.1",
+      MEMORY_REST_PORT: "0",
+      MEMORY_GRPC_PORT: "0",
+      ATRIUM_DATA_DIR: dataDir,
+      DATABASE_URL: pg.url,
+      REDIS_URL: redisUrl(),
+      MEMORY_PROMOTER_INTERVAL: "0s",
+    },
+    logger: createLogger({ name: "memory", level: "silent" }),
+  });
+  const noop = Fastify();
+  noop.get("/noop", async () => ({ ok: true }));
+  const noopUrl = await noop.listen({ host: "127.0.0.1", port: 0 });
+  const rows: Row[] = [];
+  try {
+    const rest = service.urls.rest;
+    const tenant = `bench-${randomUUID().slice(0, 8)}`;
+    const create = await fetch(`${rest}/api/v1/sessions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ tenant_id: tenant, user_id: "u", agent_id: "a" }),
+    });
+    const { session_id } = (await create.json()) as { session_id: string };
+    const interaction = JSON.stringify({
+      user_message: "What is a good espresso grinder for light roasts?",
+      agent_response: "A flat burr grinder with fine steps suits light roasts.",
+    });
+    rows.push(await cannon("no-op Fastify route (reference)", { url: `${noopUrl}/noop` }));
+    rows.push(
+      await cannon("StoreInteraction", {
+        url: `${rest}/api/v1/sessions/${session_id}/interactions`,
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: interaction,
+      }),
+    );
+    rows.push(
+      await cannon("GetContext (max rate)", {
+        url: `${rest}/api/v1/sessions/${session_id}/context`,
+      }),
+    );
+    rows.push(
+      await cannon(`GetContext at ${rate} req/s`, {
+        url: `${rest}/api/v1/sessions/${session_id}/context`,
+        overallRate: rate,
+        connections: 16,
+      }),
+    );
+    const client = createClient(
+      memoryV1.MemoryService,
+      createGrpcTransport({ baseUrl: service.urls.grpc as string }),
+    );
+    rows.push(
+      await grpcLoad("StoreInteraction", 32, () =>
+        client.storeInteraction({
+          sessionId: session_id,
+          userMessage: "What is a good espresso grinder for light roasts?",
+          agentResponse: "A flat burr grinder with fine steps suits light roasts.",
+        }),
+      ),
+    );
+    rows.push(await grpcLoad("GetContext", 32, () => client.getContext({ sessionId: session_id })));
+  } finally {
+    await noop.close();
+    await service.stop();
+    await pg.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+interface SearchRow {
+  path: string;
+  chains: number;
+  p50: number;
+  p95: number;
+  seedSeconds: number;
+}
+
+async function searchPart(): Promise<SearchRow[]> {
+  const rows: SearchRow[] = [];
+  const embedder = createHashEmbedder();
+  const pg = await createTestPostgres({ max: 2 });
+  const lite = await createPgliteSql();
+  const targets: { path: string; sql: Sql }[] = [
+    { path: "exact (PostgreSQL, no pgvector)", sql: pg.sql },
+    { path: "HNSW (PGlite + pgvector)", sql: lite },
+  ];
+  try {
+    for (const target of targets) {
+      const bench = await createBenchSearch(target.sql, embedder);
+      for (const tier of tiers) {
+        const seedStart = Date.now();
+        await bench.seedUpTo(tier);
+        const seedSeconds = round((Date.now() - seedStart) / 1000);
+        const samples = await bench.measure(searches);
+        rows.push({
+          path: `${target.path} [${bench.kind}]`,
+          chains: tier,
+          p50: samples.p50,
+          p95: samples.p95,
+          seedSeconds,
+        });
+        console.log(rows.at(-1));
+      }
+    }
+  } finally {
+    await lite.close();
+    await pg.drop();
+  }
+  return rows;
+}
+
+async function main() {
+  const only = process.env.BENCH_PART;
+  const throughput = only === "search" ? [] : await throughputPart();
+  if (throughput.length) console.table(throughput);
+  const search = only === "throughput" ? [] : await searchPart();
+  if (search.length) console.table(search);
+  mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
+  writeFileSync(
+    new URL("../results/memory.json", import.meta.url),
+    `${JSON.stringify({ at: new Date().toISOString(), durationS, rate, throughput, search }, null, 2)}\n`,
+  );
+}
+
+await main();
