@@ -26,6 +26,9 @@ export interface TraceStreamHandle {
   close(): void;
 }
 
+/** Live events waiting for one slow client before its stream is closed. */
+export const maxQueuedEvents = 10_000;
+
 export const sseHeaders = {
   "Content-Type": "text/event-stream; charset=utf-8",
   "Cache-Control": "no-cache",
@@ -118,7 +121,10 @@ export function serveTraceStream(
     let unsubscribe: Unsubscribe | undefined;
     try {
       unsubscribe = await bus.subscribe(workflowId, (event, json) => {
-        live.push({ event, json });
+        // A client that stopped reading is cut off rather than buffered without bound; it can
+        // reconnect with Last-Event-ID and catch up from the log.
+        if (live.length >= maxQueuedEvents) close();
+        else live.push({ event, json });
         wake?.();
       });
       if (closed) return;

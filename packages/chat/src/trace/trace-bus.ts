@@ -20,7 +20,10 @@ export interface TraceBusOptions {
   onError?: (error: unknown, event: TraceEventInput) => void;
 }
 
-/** Gets the parsed event and its JSON as published, which streams forward without re-encoding. */
+/**
+ * Gets the parsed event (shared by all handlers of the message: read it, do not change it) and
+ * its JSON as published, which streams forward without re-encoding.
+ */
 export type TraceEventHandler = (event: TraceEvent, json: string) => void;
 
 /** Emits the events of one step; bound to its workflow and step. Never rejects. */
@@ -64,6 +67,8 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   // Per-workflow write queue: the sequence number is taken inside it, so the log, the channel and
   // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
   const queues = new Map<string, Promise<unknown>>();
+  let lastMessage: string | undefined;
+  let lastEvent: TraceEvent | undefined;
   // The TTLs are refreshed at most once per 1% of the retention per workflow and process, which
   // saves two commands on almost every event; a log still lives at least 99% of the retention
   // after its last event.
@@ -147,8 +152,12 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
     subscribe(workflowId, handler) {
       if (!cache) return Promise.reject(new Error("no cache store configured"));
       return cache.subscribe(traceChannel(workflowId), (message) => {
-        const event = parseTraceEvent(message);
-        if (event) handler(event, message);
+        // The store hands one message to every handler of a channel in turn: parse it once.
+        if (message !== lastMessage) {
+          lastMessage = message;
+          lastEvent = parseTraceEvent(message);
+        }
+        if (lastEvent) handler(lastEvent, message);
       });
     },
     history(workflowId, stepId) {
