@@ -8,6 +8,7 @@ import { createCorsPolicy } from "./access/cors.js";
 import { guardWithApiKeys } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
+import { createBrokerMetrics } from "./service/broker-metrics.js";
 import { createStrategyCache } from "./service/credential-strategy.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
 import { configureGatewayRest } from "./service/gateway-rest.js";
@@ -68,16 +69,20 @@ export async function startGatewayService(
     );
   }
 
+  const brokerMetrics = createBrokerMetrics();
   const broker = createBrokerClient({
     restUrl: config.brokerUrl,
     grpcUrl: config.brokerGrpcUrl,
     apiKey: config.brokerApiKey,
     timeoutMs: config.brokerTimeoutMs,
-    onFallback: (method, error) =>
+    onFallback: (method, error) => {
+      brokerMetrics.fellBack(method);
       logger.warn(
         { method, reason: (error as Error).message },
         "broker gRPC unreachable; using REST",
-      ),
+      );
+    },
+    onAnswered: brokerMetrics.answered,
   });
   const handlers = createGatewayHandlers({
     broker: broker.client,
@@ -115,6 +120,7 @@ export async function startGatewayService(
         cors: createCorsPolicy(config.corsAllowedOrigins),
       }),
   });
+  brokerMetrics.register(host.metrics);
   try {
     const { restUrl, grpcUrl } = await host.start();
     keys.start();

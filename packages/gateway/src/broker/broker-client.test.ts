@@ -61,6 +61,17 @@ describe("broker client: gRPC first, REST on transport failure", () => {
     assert.deepEqual(fallbacks, []);
   });
 
+  it("does not resend a call its own caller abandoned", async () => {
+    const before = broker.calls.length;
+    const abandoned = new AbortController();
+    abandoned.abort();
+    await assert.rejects(
+      connection.client.getConnectionToken({ id: "c-4" }, { signal: abandoned.signal }),
+    );
+    assert.equal(broker.calls.length, before);
+    assert.deepEqual(fallbacks, []);
+  });
+
   it("moves a call that misses its gRPC deadline to REST", async () => {
     const token = await connection.client.getConnectionToken(
       { id: "slow-grpc" },

@@ -21,6 +21,8 @@ export interface BrokerClientOptions {
   grpcRetryAfterMs?: number;
   /** Told once per transport failure that sent a call over REST. */
   onFallback?: (method: string, error: unknown) => void;
+  /** Told which transport answered each call (metrics). */
+  onAnswered?: (method: string, transport: "grpc" | "rest") => void;
 }
 
 export interface BrokerConnection {
@@ -44,8 +46,20 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
     timeoutMs: options.timeoutMs,
   });
   let last: "grpc" | "rest" = options.grpcUrl ? "grpc" : "rest";
+  const restCalls = rest as unknown as Record<string, UnaryCall>;
+  const overRest = async (method: string, name: string, request: unknown, call?: CallOptions) => {
+    last = "rest";
+    const result = await restCalls[name](request, call);
+    options.onAnswered?.(method, "rest");
+    return result;
+  };
   if (!options.grpcUrl) {
-    return { client: rest, lastTransport: () => last, close() {} };
+    const client: Record<string, UnaryCall> = {};
+    for (const method of brokerV1.BrokerService.methods) {
+      client[method.localName] = (request, call) =>
+        overRest(method.name, method.localName, request, call);
+    }
+    return { client: client as unknown as BrokerClient, lastTransport: () => last, close() {} };
   }
 
   const sessions = new Http2SessionManager(options.grpcUrl);
@@ -63,7 +77,6 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
       ],
     }),
   ) as unknown as Record<string, UnaryCall>;
-  const restCalls = rest as unknown as Record<string, UnaryCall>;
   const retryAfterMs = options.grpcRetryAfterMs ?? 5_000;
   let grpcDownUntil = 0;
 
@@ -75,6 +88,7 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
         try {
           const result = await grpc[name](request, call);
           last = "grpc";
+          options.onAnswered?.(method.name, "grpc");
           return result;
         } catch (error) {
           if (!isTransportFailure(error, call?.signal))
@@ -83,8 +97,7 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
           options.onFallback?.(method.name, error);
         }
       }
-      last = "rest";
-      return restCalls[name](request, call);
+      return overRest(method.name, name, request, call);
     };
   }
   return {

@@ -47,7 +47,9 @@ export function fromBrokerGrpcError(error: ConnectError): AtriumError {
   const token = /\(([a-z_]+)\)\s*$/.exec(message)?.[1];
   const fixed = token === undefined ? undefined : fixedAnswers[token];
   if (fixed) {
-    const plain = message.replace(/\s*\([a-z_]+\)\s*$/, "");
+    // The broker's REST message for connection_not_active is "connection is <status>".
+    const status = / is ([a-z_]+) \(connection_not_active\)\s*$/.exec(message)?.[1];
+    const plain = status ? `connection is ${status}` : message.replace(/\s*\([a-z_]+\)\s*$/, "");
     return new AtriumError(error.code, plain, {
       httpStatus: fixed.status,
       httpBody: fixed.body(plain),
