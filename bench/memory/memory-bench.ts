@@ -6,18 +6,21 @@
 //
 //   node --conditions=atrium-source --import tsx bench/memory/memory-bench.ts
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import { memoryV1 } from "@atrium/api";
-import { createLogger, createPgliteSql, type Sql } from "@atrium/kit";
+import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
-import { createHashEmbedder, startMemoryService } from "@atrium/memory";
+import { createHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import Fastify from "fastify";
 import { createBenchSearch } from "./bench-search.js";
 
 interface CannonResult {
@@ -93,24 +96,46 @@ async function grpcLoad(
   };
 }
 
+/** Starts serve.ts in a child process and resolves with its URLs. */
+async function startServer(env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=atrium-source",
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("serve.ts", import.meta.url)),
+    ],
+    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const [line] = (await once(
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }),
+    "line",
+  )) as [string];
+  const urls = JSON.parse(line) as { rest: string; grpc: string; noop: string };
+  return {
+    urls,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}
+
 async function throughputPart() {
   const pg = await createTestPostgres({ max: 4 });
   const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
-  const service = await startMemoryService({
-    env: {
-      MEMORY_HOST: "127.0.0.1",
-      MEMORY_REST_PORT: "0",
-      MEMORY_GRPC_PORT: "0",
-      ATRIUM_DATA_DIR: dataDir,
-      DATABASE_URL: pg.url,
-      REDIS_URL: redisUrl(),
-      MEMORY_PROMOTER_INTERVAL: "0s",
-    },
-    logger: createLogger({ name: "memory", level: "silent" }),
+  const server = await startServer({
+    MEMORY_HOST: "127.0.0.1",
+    MEMORY_REST_PORT: "0",
+    MEMORY_GRPC_PORT: "0",
+    ATRIUM_DATA_DIR: dataDir,
+    DATABASE_URL: pg.url,
+    REDIS_URL: redisUrl(),
+    MEMORY_PROMOTER_INTERVAL: "0s",
   });
-  const noop = Fastify();
-  noop.get("/noop", async () => ({ ok: true }));
-  const noopUrl = await noop.listen({ host: "127.0.0.1", port: 0 });
+  const service = { urls: server.urls };
+  const noopUrl = server.urls.noop;
   const rows: Row[] = [];
   try {
     const rest = service.urls.rest;
@@ -161,8 +186,7 @@ async function throughputPart() {
     );
     rows.push(await grpcLoad("GetContext", 32, () => client.getContext({ sessionId: session_id })));
   } finally {
-    await noop.close();
-    await service.stop();
+    await server.stop();
     await pg.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -218,9 +242,21 @@ async function main() {
   const search = only === "throughput" ? [] : await searchPart();
   if (search.length) console.table(search);
   mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
+  const file = new URL("../results/memory.json", import.meta.url);
+  // BENCH_PART runs one half; the other half's figures from an earlier run are kept.
+  const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
+  const at = new Date().toISOString();
   writeFileSync(
-    new URL("../results/memory.json", import.meta.url),
-    `${JSON.stringify({ at: new Date().toISOString(), durationS, rate, throughput, search }, null, 2)}\n`,
+    file,
+    `${JSON.stringify(
+      {
+        ...previous,
+        ...(throughput.length ? { throughput: { at, durationS, rate, rows: throughput } } : {}),
+        ...(search.length ? { search: { at, searches, rows: search } } : {}),
+      },
+      null,
+      2,
+    )}\n`,
   );
 }
 

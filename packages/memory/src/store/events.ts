@@ -74,7 +74,7 @@ export function createEventStore(sql: Sql) {
       const { tenantId, userId, agentId } = input.scope;
       const chainState =
         input.type === "message" && input.role !== "system" ? "pending" : "skipped";
-      return sql.transaction(async (tx) => {
+      const write = async (tx: SqlExecutor): Promise<InsertedEvent> => {
         let previous: EventRow | undefined;
         if (input.metadata.workflow_id) {
           const { rows } = await tx.query<EventRow>(
@@ -115,7 +115,10 @@ export function createEventStore(sql: Sql) {
           ]);
         }
         return { event: toStmEvent(rows[0]), ...(previous ? { supersedes: previous.id } : {}) };
-      });
+      };
+      // Only a possible coalescing needs the read-then-write transaction; a plain event is one
+      // auto-committed INSERT.
+      return input.metadata.workflow_id ? sql.transaction(write) : write(sql);
     },
 
     /** The newest `limit` window events of a scope, newest first. */
