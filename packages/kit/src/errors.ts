@@ -41,6 +41,7 @@ export interface AtriumErrorOptions {
 export class AtriumError extends ConnectError {
   // ConnectError's static hasInstance accepts any ConnectError-shaped value; ours must not.
   static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the subclass being tested against.
     return Function.prototype[Symbol.hasInstance].call(this, value);
   }
 
