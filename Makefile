@@ -42,7 +42,7 @@ check-version:
 	node scripts/check-version.mjs
 
 bench: build
-	node --conditions=atrium-source --import tsx bench/run.ts
+	node --conditions=atrium-source --import tsx bench/run.ts $(ARGS)
 
 clean:
 	rm -rf packages/*/dist node_modules $(STAMP)
