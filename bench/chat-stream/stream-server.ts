@@ -67,6 +67,7 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
     // The benchmark's workflows would otherwise sit in Redis for the 7-day retention.
     const keys = [...published].flatMap((w) => [`trace_log:${w}`, `trace_seq:${w}`]);
     if (keys.length > 0) await cache?.del(...keys);
+    await bus?.close();
     await cache?.close();
   };
   return (app.server.address() as AddressInfo).port;

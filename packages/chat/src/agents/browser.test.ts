@@ -33,6 +33,7 @@ test("the browser renders the page in the system Chromium", async (t) => {
   t.after(() => rm(dir, { recursive: true, force: true }));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   const bus = createTraceBus({ tracesDir: dir });
+  t.after(() => bus.close());
   const step: StepContext = {
     task: `open ${url}`,
     systemPrompt: "",

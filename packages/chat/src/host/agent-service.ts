@@ -114,6 +114,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       stop() {
         stopping ??= (async () => {
           await host.stop();
+          await traceBus.close();
           await release();
         })();
         return stopping;

@@ -40,6 +40,7 @@ export async function startTestChatApp(
     dir,
     async close() {
       await app.close();
+      await bus.close();
       await rm(dir, { recursive: true, force: true });
     },
   };

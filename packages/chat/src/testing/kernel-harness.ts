@@ -41,6 +41,9 @@ export async function createKernelHarness(
       });
       return { output, events: await bus.history("wf_kernel", stepId) };
     },
-    close: () => rm(dir, { recursive: true, force: true }),
+    async close() {
+      await bus.close();
+      await rm(dir, { recursive: true, force: true });
+    },
   };
 }

@@ -13,6 +13,7 @@ test("publish numbers events per workflow, logs, publishes and writes the step's
   t.after(() => rm(dir, { recursive: true, force: true }));
   const cache = createMemoryCache();
   const bus = createTraceBus({ cache, tracesDir: dir, logCapacity: 3 });
+  t.after(() => bus.close());
   const live: TraceEvent[] = [];
   const unsubscribe = await bus.subscribe("wf1", (e) => live.push(e));
   const trace = bus.forStep("wf1", "step_1");
@@ -44,6 +45,7 @@ test("history rejects ids that could leave the traces directory", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "traces-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const bus = createTraceBus({ tracesDir: dir });
+  t.after(() => bus.close());
   for (const [wf, step] of [
     ["..", "x"],
     ["wf", "../../etc/passwd"],
@@ -60,6 +62,7 @@ test("without a cache the bus still writes trace files but cannot stream", async
   const dir = await mkdtemp(join(tmpdir(), "traces-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const bus = createTraceBus({ tracesDir: dir });
+  t.after(() => bus.close());
   await bus.forStep("wf", "s").emit("thinking", { thought: "x" });
   assert.equal((await bus.history("wf", "s")).length, 1);
   assert.deepEqual(await bus.replay("wf"), []);
@@ -72,6 +75,7 @@ test("a workflow's log and sequence expire after the retention", async (t) => {
   const cache = createMemoryCache();
   t.after(() => cache.close());
   const bus = createTraceBus({ cache, tracesDir: dir, retentionSeconds: 1 });
+  t.after(() => bus.close());
   await bus.forStep("wf_ttl", "s").emit("thinking", { thought: "x" });
   assert.equal((await bus.replay("wf_ttl")).length, 1);
   while ((await bus.replay("wf_ttl")).length > 0) await sleep(100);

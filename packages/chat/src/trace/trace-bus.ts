@@ -50,6 +50,8 @@ export interface TraceBus {
   /** The events of one step read from its trace file. */
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
   forStep(workflowId: string, stepId: string): TraceEmitter;
+  /** Closes the trace files kept open; the cache belongs to the caller and stays open. */
+  close(): Promise<void>;
 }
 
 export const traceChannel = (workflowId: string) => `trace_events:${workflowId}`;
@@ -163,6 +165,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
     history(workflowId, stepId) {
       return files.read(workflowId, stepId);
     },
+    close: () => files.close(),
     forStep(workflowId, stepId) {
       return {
         workflowId,

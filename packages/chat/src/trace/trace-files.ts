@@ -1,5 +1,6 @@
-import { appendFile, mkdir, readFile } from "node:fs/promises";
-import { dirname, relative, resolve, sep } from "node:path";
+import { readFile } from "node:fs/promises";
+import { relative, resolve, sep } from "node:path";
+import { createAppendHandles } from "./append-handles.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
 
 export type TraceHistoryFailure = "invalid_id" | "not_found" | "unreadable";
@@ -25,12 +26,14 @@ export interface TraceFiles {
   /** Queues one event for its step's file; settles once it is written. Written in call order. */
   append(event: TraceEvent): Promise<void>;
   read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
+  /** Closes the files kept open for appending (they also close after 2 s without writes). */
+  close(): Promise<void>;
 }
 
 /** JSON Lines trace files, one per workflow and step: `{dir}/{workflow_id}/{step_id}.jsonl`. */
 export function createTraceFiles(dir: string): TraceFiles {
   const root = resolve(dir);
-  const knownDirs = new Set<string>();
+  const handles = createAppendHandles();
 
   function pathFor(workflowId: string, stepId: string): string {
     if (!isValidTraceId(workflowId) || !isValidTraceId(stepId)) {
@@ -54,20 +57,7 @@ export function createTraceFiles(dir: string): TraceFiles {
       const lines = queue.lines.splice(0);
       const waiters = queue.waiters.splice(0);
       try {
-        const workflowDir = dirname(path);
-        if (!knownDirs.has(workflowDir)) {
-          await mkdir(workflowDir, { recursive: true });
-          // Bounded: forgetting a directory only costs one more mkdir.
-          if (knownDirs.size >= 10_000) knownDirs.clear();
-          knownDirs.add(workflowDir);
-        }
-        const text = lines.join("");
-        await appendFile(path, text).catch(async (error: NodeJS.ErrnoException) => {
-          // Someone removed the directory since we created it.
-          if (error.code !== "ENOENT") throw error;
-          await mkdir(workflowDir, { recursive: true });
-          await appendFile(path, text);
-        });
+        await handles.append(path, lines.join(""));
         for (const w of waiters) w.resolve();
       } catch (error) {
         for (const w of waiters) w.reject(error);
@@ -97,6 +87,7 @@ export function createTraceFiles(dir: string): TraceFiles {
         if (idle) void flush(path, queue);
       });
     },
+    close: () => handles.close(),
     async read(workflowId, stepId) {
       const path = pathFor(workflowId, stepId);
       let text: string;
