@@ -54,6 +54,35 @@ test("POST /chat validates the body and names the field", async (t) => {
   }
 });
 
+test("malformed bodies answer in the chat API's {error} shape", async (t) => {
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
+  t.after(() => chat.close());
+  const broken = await fetch(`${chat.base}/api/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: '{"message": ',
+  });
+  assert.equal(broken.status, 400);
+  assert.equal(typeof ((await broken.json()) as { error: unknown }).error, "string");
+  const xml = await fetch(`${chat.base}/api/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/xml" },
+    body: "<message>hello</message>",
+  });
+  assert.equal(xml.status, 415);
+  assert.deepEqual(Object.keys((await xml.json()) as object), ["error"]);
+  const text = await fetch(`${chat.base}/api/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "text/plain" },
+    body: "hello",
+  });
+  assert.equal(text.status, 400);
+  assert.match(
+    ((await text.json()) as { error: string }).error,
+    /JSON object with a string field 'message'/,
+  );
+});
+
 test("POST /chat fills defaults and shapes the response", async (t) => {
   let seen: KernelInput | undefined;
   const chat = await startTestChatApp(createMemoryCache(), async (input) => {

@@ -67,6 +67,17 @@ export function createChatRouter(
       for (const stream of streams) stream.close();
     });
 
+    // Malformed JSON, a wrong content type or an oversized body answer in the chat API's own
+    // `{error}` shape rather than the host's.
+    app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
+      const status =
+        error.statusCode && error.statusCode >= 400 && error.statusCode < 500
+          ? error.statusCode
+          : 500;
+      if (status === 500) onError(error, "request");
+      return sendError(reply, status, { error: status === 500 ? "internal error" : error.message });
+    });
+
     app.post(`${prefix}/chat`, { schema: docs("Run a chat message") }, async (request, reply) => {
       const received = performance.now();
       let chat: ReturnType<typeof parseChatRequest>;
