@@ -1,13 +1,16 @@
 // Gateway benchmark: token retrieval through the gateway with the broker reached over gRPC and
 // over REST, beside a direct broker call and a no-op HTTP route, all in the same run on the same
-// machine. Prints a table and writes bench/results/gateway.json.
+// machine. The broker runs in a process of its own, the gateways in this one, the load generator
+// in a worker thread. Prints a table and writes bench/results/gateway.json.
 //
 //   node --conditions=atrium-source --import tsx bench/gateway/gateway-bench.ts
 //   BENCH_DURATION_S=10 BENCH_CONNECTIONS=20 (HTTP connections of the load generator)
+import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
+import { createInterface } from "node:readline";
+import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
@@ -26,6 +29,38 @@ const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const tokenCount = 200;
 
+/** The broker as its own process (bench/gateway/broker-process.ts). */
+async function startBrokerProcess(env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--conditions=atrium-source",
+      "--import",
+      "tsx",
+      new URL("./broker-process.ts", import.meta.url).pathname,
+    ],
+    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
+  );
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const [line] = await Promise.race([
+    createInterface({ input: child.stdout })
+      [Symbol.asyncIterator]()
+      .next()
+      .then((r) => [r.value as string]),
+    exited.then(() => {
+      throw new Error("the broker process exited before it was ready");
+    }),
+  ]);
+  const urls = JSON.parse(line) as { rest: string; grpc?: string };
+  return {
+    urls,
+    async stop() {
+      child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
 async function main() {
   const pg = await createTestPostgres({ max: 20 });
   const logger = createLogger({ name: "bench", level: "warn" });
@@ -39,7 +74,7 @@ async function main() {
     BROKER_GRPC_PORT: "0",
     REFRESH_LOOP: "false",
   };
-  const broker = await startBrokerService({ env, logger, sql: pg.sql });
+  const broker = await startBrokerProcess({ ...env, DATABASE_URL: pg.url });
   const gatewayEnv = {
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_REST_PORT: "0",
@@ -85,6 +120,25 @@ async function main() {
       params,
     );
 
+    const sequential = async (
+      base: string,
+      path: (id: string) => string,
+      headers: Record<string, string> = {},
+    ) => {
+      const samples: number[] = [];
+      for (let i = 0; i < 2 * ids.length; i++) {
+        const started = process.hrtime.bigint();
+        await fetch(`${base}${path(ids[i % ids.length])}`, { headers }).then((r) =>
+          r.arrayBuffer(),
+        );
+        samples.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+      samples.sort((a, b) => a - b);
+      const at = (p: number) =>
+        Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 100) /
+        100;
+      return { p50_ms: at(0.5), p99_ms: at(0.99) };
+    };
     const run = async (
       base: string,
       path: (id: string) => string,
@@ -102,6 +156,23 @@ async function main() {
         headers,
         requests: ids.map((id) => ({ method: "GET", path: path(id) })),
       });
+    };
+    // One at a time first: the latency a call adds, without queueing on a saturated machine.
+    const oneAtATime = {
+      "gateway /v1/token, gRPC to broker": await sequential(
+        viaGrpc.urls.rest,
+        (id) => `/v1/token/${id}`,
+      ),
+      "gateway /v1/token, REST to broker": await sequential(
+        viaRest.urls.rest,
+        (id) => `/v1/token/${id}`,
+      ),
+      "broker /connections/{id}/token (direct)": await sequential(
+        broker.urls.rest,
+        (id) => `/connections/${id}/token`,
+        { "x-api-key": brokerKey },
+      ),
+      "no-op HTTP (gateway /health)": await sequential(viaGrpc.urls.rest, () => "/health"),
     };
     const noop = await run(viaGrpc.urls.rest, () => "/health");
     const direct = await run(broker.urls.rest, (id) => `/connections/${id}/token`, {
@@ -128,6 +199,7 @@ async function main() {
       },
       direct_broker_token: row(direct),
       reference_noop_http: row(noop),
+      one_at_a_time: oneAtATime,
     };
     console.table({
       "gateway /v1/token, gRPC to broker": row(grpcPath),
@@ -135,6 +207,7 @@ async function main() {
       "broker /connections/{id}/token (direct)": row(direct),
       "no-op HTTP (gateway /health)": row(noop),
     });
+    console.table(oneAtATime);
     mkdirSync("bench/results", { recursive: true });
     writeFileSync("bench/results/gateway.json", `${JSON.stringify(result, null, 2)}\n`);
   } finally {
