@@ -57,7 +57,9 @@ export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queu
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
-export { requestIdentity } from "./server/rest-app.js";
+export { callerAddressKey } from "./server/caller-address.js";
+export { type Cidr, parseCidrList } from "./server/cidr.js";
+export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {
   createServiceHost,
   type ServiceHost,

@@ -49,14 +49,9 @@ describe("loadBrokerConfig", () => {
     }
   });
 
-  it("keeps gRPC off under an IP allowlist unless enabled explicitly", () => {
-    assert.equal(loadBrokerConfig({ ...base, ALLOWED_CIDRS: "10.0.0.0/8" }).grpcPort, undefined);
-    const explicit = loadBrokerConfig({
-      ...base,
-      ALLOWED_CIDRS: "10.0.0.0/8",
-      BROKER_GRPC_ENABLED: "true",
-    });
-    assert.equal(explicit.grpcPort, 9091);
+  it("serves gRPC under an IP allowlist; BROKER_GRPC_ENABLED=false turns it off", () => {
+    assert.equal(loadBrokerConfig({ ...base, ALLOWED_CIDRS: "10.0.0.0/8" }).grpcPort, 9091);
+    assert.equal(loadBrokerConfig({ ...base, BROKER_GRPC_ENABLED: "false" }).grpcPort, undefined);
   });
 
   it("accepts API key files instead of API_KEYS", () => {

@@ -1,5 +1,4 @@
-import type { Cidr } from "../access/cidr.js";
-import { parseCidrList } from "../access/cidr.js";
+import { type Cidr, parseCidrList } from "@atrium/kit";
 import { decodeKey } from "../vault/key-material.js";
 
 /** One line naming the variable; never the value of a secret. */
@@ -124,21 +123,17 @@ export function loadBrokerConfig(env: Env): BrokerConfig {
   };
 
   const grpcPort = integer(env, "BROKER_GRPC_PORT", 9091, 0, 65535);
-  const allowedCidrs = cidrs("ALLOWED_CIDRS");
-  // The gRPC listener cannot see the caller's address, so with an allowlist it stays off unless
-  // explicitly enabled (the gateway then falls back to REST, where the allowlist applies).
-  const grpcEnabled = boolean(env, "BROKER_GRPC_ENABLED", allowedCidrs.length === 0);
   return {
     host: env.BROKER_HOST?.trim() || "0.0.0.0",
     restPort: integer(env, "BROKER_REST_PORT", 8081, 0, 65535),
-    grpcPort: grpcEnabled ? grpcPort : undefined,
+    grpcPort: boolean(env, "BROKER_GRPC_ENABLED", true) ? grpcPort : undefined,
     encryptionKey,
     previousEncryptionKeys,
     stateKey,
     apiKeys,
     apiKeyFiles,
     apiKeyReloadMs: integer(env, "API_KEY_RELOAD_INTERVAL_MS", 5_000, 100),
-    allowedCidrs,
+    allowedCidrs: cidrs("ALLOWED_CIDRS"),
     trustedProxies: cidrs("TRUSTED_PROXIES"),
     databaseUrl: env.DATABASE_URL?.trim() || undefined,
     dataDir: env.ATRIUM_DATA_DIR?.trim() || "./data",

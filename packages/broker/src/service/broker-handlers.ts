@@ -1,5 +1,5 @@
 import type { brokerV1 } from "@atrium/api";
-import { AtriumError, Code, restProtocolName } from "@atrium/kit";
+import { AtriumError, Code, callerAddressKey } from "@atrium/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -10,14 +10,9 @@ import type { ConnectionService } from "../connections/connection-service.js";
 import type { ProviderField, ProviderFields, ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
 
-/** Set by the REST layer after resolving X-Forwarded-For against the trusted proxies. */
-export const CLIENT_IP_HEADER = "x-atrium-client-ip";
-
 export function callerFrom(context: HandlerContext): CallerContext {
-  // Only the REST layer sets the header; over gRPC the same name is caller-controlled metadata.
-  const rest = context.protocolName === restProtocolName;
   return {
-    callerIp: rest ? (context.requestHeader.get(CLIENT_IP_HEADER) ?? "") : "",
+    callerIp: context.values.get(callerAddressKey),
     userAgent: context.requestHeader.get("user-agent") ?? "",
   };
 }

@@ -2,40 +2,15 @@ import { AtriumError, Code } from "@atrium/kit";
 import type { FastifyInstance } from "fastify";
 import { parseJsonKeepingParamNumbers } from "./exact-json.js";
 
-export interface BrokerRestOptions {
-  /** Request header the handlers read the resolved caller IP from. */
-  clientIpHeader: string;
-  clientIp(peer: string, forwardedFor: string | undefined): string;
-  /** ALLOWED_CIDRS check of the resolved caller IP. */
-  isAllowed(ip: string): boolean;
-}
-
-const OPEN_PATHS = new Set(["/health", "/metrics"]);
 const PROVIDER_PATH = /^\/providers\/[^/?]+(?:\?|$)/;
 
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 /**
- * The REST details the transcoder cannot know: caller IP through trusted proxies, the CIDR
- * allowlist, exact-text numbers in provider params, PATCH field presence, and the IdP's form post.
+ * The REST details the transcoder cannot know: exact-text numbers in provider params, PATCH field
+ * presence, and the IdP's form post. (Caller address and allowlist are the service host's.)
  */
-export function configureBrokerRest(app: FastifyInstance, options: BrokerRestOptions): void {
-  app.addHook("onRequest", async (request) => {
-    const forwarded = request.headers["x-forwarded-for"];
-    const ip = options.clientIp(
-      request.socket.remoteAddress ?? "",
-      Array.isArray(forwarded) ? forwarded.join(",") : forwarded,
-    );
-    // Never trust a client-supplied copy of the internal header.
-    request.headers[options.clientIpHeader] = ip;
-    const path = request.url.split("?")[0];
-    if (!OPEN_PATHS.has(path) && !options.isAllowed(ip)) {
-      throw new AtriumError(Code.PermissionDenied, "caller address is not in ALLOWED_CIDRS", {
-        httpBody: { code: "ip_not_allowed", message: "caller address is not allowed" },
-      });
-    }
-  });
-
+export function configureBrokerRest(app: FastifyInstance): void {
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     try {

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { startTestBroker } from "../testing/test-broker.js";
+import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
 
 type Unary = (
   request: Record<string, unknown>,
@@ -12,10 +12,15 @@ type Unary = (
   callback: (error: grpc.ServiceError | null, response?: Record<string, unknown>) => void,
 ) => void;
 
-test("gRPC: an independent client over the same .proto gets the same auth and errors", async (t) => {
-  if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
+type Call = (
+  method: string,
+  request: Record<string, unknown>,
+  key?: string,
+  metadata?: Record<string, string>,
+) => Promise<{ error: grpc.ServiceError | null; response?: Record<string, unknown> }>;
+
+/** A @grpc/grpc-js client built from the .proto alone, closed by `t.after`. */
+function brokerClient(broker: TestBroker, t: { after(fn: () => void): void }): Call {
   const root = fileURLToPath(new URL("../../../../", import.meta.url));
   const definition = protoLoader.loadSync("broker/v1/broker.proto", {
     includeDirs: [`${root}proto`, `${root}node_modules/google-proto-files`],
@@ -30,24 +35,30 @@ test("gRPC: an independent client over the same .proto gets the same auth and er
   };
   const address = new URL(broker.service.urls.grpc as string).host;
   const client = new loaded.broker.v1.BrokerService(address, grpc.credentials.createInsecure());
+  t.after(() => client.close());
+  return (method, request, key, extra = {}) =>
+    new Promise((resolve) => {
+      const metadata = new grpc.Metadata();
+      if (key) metadata.set("x-api-key", key);
+      for (const [name, value] of Object.entries(extra)) metadata.set(name, value);
+      (client as unknown as Record<string, Unary>)[method].call(
+        client,
+        request,
+        metadata,
+        (error, response) => resolve({ error, response }),
+      );
+    });
+}
+
+test("gRPC: an independent client over the same .proto gets the same auth and errors", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({ sql: pg.sql });
   t.after(async () => {
-    client.close();
     await broker.stop();
     await pg.drop();
   });
-  const call = (method: string, request: Record<string, unknown>, key?: string) =>
-    new Promise<{ error: grpc.ServiceError | null; response?: Record<string, unknown> }>(
-      (resolve) => {
-        const metadata = new grpc.Metadata();
-        if (key) metadata.set("x-api-key", key);
-        (client as unknown as Record<string, Unary>)[method].call(
-          client,
-          request,
-          metadata,
-          (error, response) => resolve({ error, response }),
-        );
-      },
-    );
+  const call = brokerClient(broker, t);
 
   assert.equal((await call("ListProviders", {})).error?.code, grpc.status.UNAUTHENTICATED);
   assert.equal((await call("ListProviders", {}, "wrong")).error?.code, grpc.status.UNAUTHENTICATED);
@@ -87,4 +98,54 @@ test("gRPC: an independent client over the same .proto gets the same auth and er
   assert.equal((listed.response?.providers as unknown[] | undefined)?.length, 1);
   const missing = await call("GetConnectionToken", { id: "no-such-connection" }, broker.apiKey);
   assert.equal(missing.error?.code, grpc.status.NOT_FOUND);
+});
+
+test("gRPC: ALLOWED_CIDRS and TRUSTED_PROXIES apply as on REST; audit caller_ip recorded", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const fenced = await startTestBroker({
+    sql: pg.sql,
+    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }),
+  });
+  const proxied = await startTestBroker({
+    sql: pg.sql,
+    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8", TRUSTED_PROXIES: "127.0.0.1/32" }),
+  });
+  const direct = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await Promise.all([fenced.stop(), proxied.stop(), direct.stop()]);
+    await pg.drop();
+  });
+  const viaFenced = brokerClient(fenced, t);
+  const viaProxy = brokerClient(proxied, t);
+  const viaDirect = brokerClient(direct, t);
+  const spoofed = { "x-forwarded-for": "10.1.2.3", "x-atrium-client-ip": "10.9.9.9" };
+
+  const refused = await viaFenced("ListProviders", {}, fenced.apiKey, spoofed);
+  assert.equal(refused.error?.code, grpc.status.PERMISSION_DENIED);
+  assert.equal((await fenced.call("GET", "/providers", undefined, spoofed)).status, 403);
+
+  const keyed = (name: string) => ({
+    provider: { name, auth_type: "api_key", api_base_url: "https://api.example.com" },
+  });
+  const created = await viaProxy("CreateProvider", keyed("via-proxy"), proxied.apiKey, {
+    "x-forwarded-for": "198.51.100.1, 10.1.2.3",
+  });
+  assert.equal(created.error, null);
+  const outside = await viaProxy("ListProviders", {}, proxied.apiKey, {
+    "x-forwarded-for": "203.0.113.7",
+  });
+  assert.equal(outside.error?.code, grpc.status.PERMISSION_DENIED);
+  const unproxied = await viaDirect("CreateProvider", keyed("direct"), direct.apiKey, spoofed);
+  assert.equal(unproxied.error, null);
+
+  const audit = await viaDirect(
+    "ListAuditEvents",
+    { event_type: "provider.created" },
+    direct.apiKey,
+  );
+  const events = audit.response?.events as { caller_ip: string; resource_id: string }[];
+  const ipOf = (id: unknown) => events.find((e) => e.resource_id === id)?.caller_ip;
+  assert.equal(ipOf(created.response?.id), "10.1.2.3");
+  assert.equal(ipOf(unproxied.response?.id), "127.0.0.1");
 });

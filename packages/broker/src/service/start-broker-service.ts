@@ -13,7 +13,6 @@ import {
 } from "@atrium/kit";
 import { credentials } from "@grpc/grpc-js";
 import { createApiKeySet } from "../access/api-key-set.js";
-import { createCidrMatcher, resolveClientIp } from "../access/cidr.js";
 import type { BrokerContext } from "../broker-context.js";
 import { type BrokerConfig, loadBrokerConfig } from "../config/broker-config.js";
 import { createConnectionService } from "../connections/connection-service.js";
@@ -27,7 +26,7 @@ import { createInternalSecretBackend } from "../secrets/internal-secret-backend.
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
-import { CLIENT_IP_HEADER, createBrokerHandlers } from "./broker-handlers.js";
+import { createBrokerHandlers } from "./broker-handlers.js";
 import { configureBrokerRest } from "./broker-rest.js";
 
 export interface StartBrokerServiceOptions {
@@ -154,11 +153,6 @@ async function start(
   apiKeys.start();
   cleanups.push(() => apiKeys.stop());
 
-  const isAllowed = config.allowedCidrs.length
-    ? createCidrMatcher(config.allowedCidrs)
-    : () => true;
-  const isTrustedProxy = createCidrMatcher(config.trustedProxies);
-
   const host = createServiceHost({
     name: "broker",
     logger,
@@ -171,13 +165,10 @@ async function start(
       },
     ],
     authenticator: apiKeys,
+    allowedCidrs: config.allowedCidrs,
+    trustedProxies: config.trustedProxies,
     healthChecks: { database: () => sql.ping() },
-    configureRest: (app) =>
-      configureBrokerRest(app, {
-        clientIpHeader: CLIENT_IP_HEADER,
-        clientIp: (peer, forwardedFor) => resolveClientIp(peer, forwardedFor, isTrustedProxy),
-        isAllowed,
-      }),
+    configureRest: configureBrokerRest,
   });
   const { restUrl, grpcUrl } = await host.start();
   cleanups.push(() => host.stop());

@@ -10,6 +10,7 @@ import type { AuthenticationError } from "../auth/authentication-error.js";
 import { type Authenticator, identityKey } from "../auth/identity.js";
 import { toAtriumError } from "../errors.js";
 import type { RequestMetrics } from "../observability/metrics.js";
+import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
 
 /** Set per request by the adapter from the TLS socket; read by the auth interceptor. */
 export const clientCertificateVerifiedKey = createContextKey(false, {
@@ -107,6 +108,20 @@ export function normalizeErrors(logger: Logger): Interceptor {
     } catch (error) {
       throw normalize(error);
     }
+  };
+}
+
+/** The address allowlist, before authentication as on REST; the adapter resolved the address. */
+export function restrictCallers(logger: Logger, policy: CallerAddressPolicy): Interceptor {
+  return (next) => async (req) => {
+    const callerAddress = req.contextValues.get(callerAddressKey);
+    try {
+      policy.check(callerAddress);
+    } catch (error) {
+      logger.warn({ callerAddress, operation: operationOf(req) }, "caller address rejected");
+      throw error;
+    }
+    return next(req);
   };
 }
 

@@ -8,11 +8,13 @@ import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { Authenticator } from "../auth/identity.js";
 import type { RequestMetrics } from "../observability/metrics.js";
+import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
 import {
   authenticateCalls,
   clientCertificateVerifiedKey,
   normalizeErrors,
   observeCalls,
+  restrictCallers,
 } from "./grpc-interceptors.js";
 
 export interface ServiceRegistration {
@@ -24,6 +26,7 @@ export interface GrpcServerOptions {
   logger: Logger;
   metrics: RequestMetrics;
   services: ServiceRegistration[];
+  callerAddress: CallerAddressPolicy;
   authenticator?: Authenticator;
   tls?: TlsOptions;
   readMaxBytes?: number;
@@ -37,7 +40,7 @@ export interface GrpcServer {
 
 /** HTTP/2 server speaking gRPC, gRPC-Web and Connect through one Connect router. */
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
-  const { logger, metrics, authenticator, tls } = options;
+  const { logger, metrics, callerAddress, authenticator, tls } = options;
   const handler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, implementation } of options.services) {
@@ -47,13 +50,16 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     interceptors: [
       observeCalls(logger, metrics),
       normalizeErrors(logger),
+      restrictCallers(logger, callerAddress),
       ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
     ],
     contextValues: (req) =>
-      createContextValues().set(
-        clientCertificateVerifiedKey,
-        (req.socket as TLSSocket).authorized === true,
-      ),
+      createContextValues()
+        .set(clientCertificateVerifiedKey, (req.socket as TLSSocket).authorized === true)
+        .set(
+          callerAddressKey,
+          callerAddress.resolve(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
+        ),
     readMaxBytes: options.readMaxBytes,
   });
   const server = tls

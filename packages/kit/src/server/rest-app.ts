@@ -8,12 +8,14 @@ import type { Authenticator, Identity } from "../auth/identity.js";
 import { notFound, restError } from "../errors.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
+import type { CallerAddressPolicy } from "./caller-address.js";
 import { normalizeRestError } from "./rest-errors.js";
 
 export interface RestAppOptions {
   logger: Logger;
   metrics: RequestMetrics;
   health: () => Promise<HealthReport>;
+  callerAddress: CallerAddressPolicy;
   authenticator?: Authenticator;
   tls?: TlsOptions;
   bodyLimit?: number;
@@ -23,10 +25,16 @@ export interface RestAppOptions {
 const openRoutes = new Set(["/health", "/metrics"]);
 
 const identities = new WeakMap<FastifyRequest, Identity>();
+const callerAddresses = new WeakMap<FastifyRequest, string>();
 
 /** The JWT identity of a REST request, for routes added through `configureRest`. */
 export function requestIdentity(request: FastifyRequest): Identity | undefined {
   return identities.get(request);
+}
+
+/** The caller's resolved address (see `callerAddressKey`), for routes added through `configureRest`. */
+export function requestCallerAddress(request: FastifyRequest): string {
+  return callerAddresses.get(request) ?? "";
 }
 
 export function toFetchHeaders(incoming: IncomingHttpHeaders): Headers {
@@ -51,11 +59,11 @@ export function restOperation(request: FastifyRequest): string {
 }
 
 /**
- * Fastify with the host's cross-cutting behaviour: auth before routing, one redacted log line
+ * Fastify with the host's cross-cutting behaviour: caller address allowlist, then auth, before routing, one redacted log line
  * and one metric sample per request, JSON errors without internals, /health and /metrics.
  */
 export function createRestApp(options: RestAppOptions): FastifyInstance {
-  const { logger, metrics, authenticator, tls } = options;
+  const { logger, metrics, callerAddress, authenticator, tls } = options;
   const app = Fastify({
     loggerInstance: logger,
     // One line per request is written by the onResponse hook below, with the operation label.
@@ -74,9 +82,31 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       : null,
   }) as unknown as FastifyInstance;
 
+  const isOpen = (request: FastifyRequest) =>
+    request.routeOptions.url !== undefined && openRoutes.has(request.routeOptions.url);
+
+  // Registered first, so a refused address never reaches the authenticator.
+  app.addHook("onRequest", async (request) => {
+    const address = callerAddress.resolve(
+      request.socket.remoteAddress,
+      request.headers["x-forwarded-for"],
+    );
+    callerAddresses.set(request, address);
+    if (isOpen(request)) return;
+    try {
+      callerAddress.check(address);
+    } catch (error) {
+      request.log.warn(
+        { callerAddress: address, operation: restOperation(request) },
+        "caller address rejected",
+      );
+      throw error;
+    }
+  });
+
   if (authenticator) {
     app.addHook("onRequest", async (request) => {
-      if (request.routeOptions.url && openRoutes.has(request.routeOptions.url)) return;
+      if (isOpen(request)) return;
       try {
         const identity = await authenticator.authenticate({
           headers: toFetchHeaders(request.headers),
@@ -104,8 +134,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       status: String(reply.statusCode),
       durationSeconds: reply.elapsedTime / 1000,
     });
-    const open = request.routeOptions.url !== undefined && openRoutes.has(request.routeOptions.url);
-    request.log[open ? "debug" : "info"](
+    request.log[isOpen(request) ? "debug" : "info"](
       {
         req: {
           method: request.method,

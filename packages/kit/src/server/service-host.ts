@@ -8,8 +8,10 @@ import { type Authenticator, identityKey } from "../auth/identity.js";
 import { createHealthReporter, type HealthCheck } from "../observability/health.js";
 import { createRequestMetrics } from "../observability/metrics.js";
 import { registerRestRoutes } from "../rpc/transcoder.js";
+import { callerAddressKey, createCallerAddressPolicy } from "./caller-address.js";
+import type { Cidr } from "./cidr.js";
 import { createGrpcServer } from "./grpc-server.js";
-import { createRestApp, requestIdentity } from "./rest-app.js";
+import { createRestApp, requestCallerAddress, requestIdentity } from "./rest-app.js";
 
 export interface ServiceHostOptions {
   name: string;
@@ -19,6 +21,17 @@ export interface ServiceHostOptions {
   grpc?: { host?: string; port: number };
   services?: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
   authenticator?: Authenticator;
+  /**
+   * Callers whose address (see `trustedProxies`) is outside these ranges get REST 403
+   * `ip_not_allowed` / gRPC PERMISSION_DENIED before authentication; /health and /metrics stay
+   * open. Empty or absent: no restriction.
+   */
+  allowedCidrs?: Cidr[];
+  /**
+   * Reverse proxies whose X-Forwarded-For names the caller (right-most hop that is not itself a
+   * trusted proxy). From any other peer the header is ignored.
+   */
+  trustedProxies?: Cidr[];
   tls?: TlsOptions;
   healthChecks?: Record<string, HealthCheck>;
   configureRest?: (app: FastifyInstance) => void | Promise<void>;
@@ -44,17 +57,22 @@ function urlFor(scheme: string, host: string, port: number): string {
 
 /**
  * One service process: REST (Fastify) and, when asked, gRPC/gRPC-Web/Connect on HTTP/2, both
- * behind the same authenticator, metrics registry and redacting logger.
+ * behind the same caller address policy, authenticator, metrics registry and redacting logger.
  */
 export function createServiceHost(options: ServiceHostOptions): ServiceHost {
   const { name, logger, authenticator, tls } = options;
   const services = options.services ?? [];
   const requestMetrics = createRequestMetrics({ service: name });
   const health = createHealthReporter({ service: name, checks: options.healthChecks, logger });
+  const callerAddress = createCallerAddressPolicy({
+    allowedCidrs: options.allowedCidrs,
+    trustedProxies: options.trustedProxies,
+  });
   const rest = createRestApp({
     logger,
     metrics: requestMetrics,
     health,
+    callerAddress,
     authenticator,
     tls,
     bodyLimit: options.bodyLimit,
@@ -64,6 +82,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
         logger,
         metrics: requestMetrics,
         services,
+        callerAddress,
         authenticator,
         tls,
         readMaxBytes: options.bodyLimit,
@@ -78,7 +97,9 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
       for (const { service, implementation } of services) {
         registerRestRoutes(rest, service, implementation, {
           contextValues: (request) =>
-            createContextValues().set(identityKey, requestIdentity(request)),
+            createContextValues()
+              .set(identityKey, requestIdentity(request))
+              .set(callerAddressKey, requestCallerAddress(request)),
         });
       }
       await options.configureRest?.(rest);

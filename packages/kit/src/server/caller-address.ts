@@ -1,0 +1,44 @@
+import { createContextKey } from "@connectrpc/connect";
+import { AtriumError, Code } from "../errors.js";
+import { type Cidr, createCidrMatcher, resolveClientIp } from "./cidr.js";
+
+/**
+ * The caller's IP address as the host resolved it (peer, or X-Forwarded-For through a trusted
+ * proxy), on both transports. Handlers read it instead of any header, which a caller could set.
+ */
+export const callerAddressKey = createContextKey("", {
+  description: "caller IP address resolved through the trusted proxies",
+});
+
+export interface CallerAddressOptions {
+  /** Callers outside these ranges are refused before authentication; empty: everyone passes. */
+  allowedCidrs?: Cidr[];
+  /** Reverse proxies whose X-Forwarded-For is believed; empty: the peer is the caller. */
+  trustedProxies?: Cidr[];
+}
+
+export interface CallerAddressPolicy {
+  resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string;
+  /** Throws the refusal (REST 403 `ip_not_allowed`, gRPC PERMISSION_DENIED) for other callers. */
+  check(address: string): void;
+}
+
+export function createCallerAddressPolicy(options: CallerAddressOptions = {}): CallerAddressPolicy {
+  const isTrustedProxy = createCidrMatcher(options.trustedProxies ?? []);
+  const allowed = options.allowedCidrs?.length
+    ? createCidrMatcher(options.allowedCidrs)
+    : undefined;
+  return {
+    resolve(peer, forwardedFor) {
+      const hops = Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor;
+      return resolveClientIp(peer ?? "", hops, isTrustedProxy);
+    },
+    check(address) {
+      if (allowed && !allowed(address)) {
+        throw new AtriumError(Code.PermissionDenied, "caller address is not allowed", {
+          httpBody: { code: "ip_not_allowed", message: "caller address is not allowed" },
+        });
+      }
+    },
+  };
+}
