@@ -1,7 +1,7 @@
 /**
  * A scripted multi-session conversation set with known evidence: 40 facts (a person doing
- * something in a domain), five turns each, spread over 8 sessions of one user, and one question
- * per fact. Deterministic: the same set on every run.
+ * something in a domain), five turns each, spread over 8 sessions of one user, and two questions
+ * per fact (one sharing words with the evidence, one paraphrased). Deterministic: the same set on every run.
  */
 export interface Turn {
   session: number;
@@ -13,6 +13,7 @@ export interface Turn {
 export interface Question {
   fact: number;
   text: string;
+  kind: "lexical" | "paraphrase";
 }
 
 const people = [
@@ -32,6 +33,8 @@ interface Domain {
   name: string;
   lines: ((who: string, n: number) => [string, string])[];
   question: (who: string) => string;
+  /** The same question in other words: what lexical (hash) embeddings find hard. */
+  paraphrase: (who: string) => string;
 }
 
 const domains: Domain[] = [
@@ -60,6 +63,7 @@ const domains: Domain[] = [
       ],
     ],
     question: (w) => `How many tomato seedlings did ${w} plant in the greenhouse?`,
+    paraphrase: (w) => `What vegetables is ${w} growing at home?`,
   },
   {
     name: "travel",
@@ -83,6 +87,7 @@ const domains: Domain[] = [
       ],
     ],
     question: (w) => `What did ${w} pay for the flight to Lisbon?`,
+    paraphrase: (w) => `Where is ${w} going on holiday?`,
   },
   {
     name: "fitness",
@@ -109,6 +114,7 @@ const domains: Domain[] = [
       ],
     ],
     question: (w) => `How far did ${w} run this week for the marathon training?`,
+    paraphrase: (w) => `Which race is ${w} preparing for?`,
   },
   {
     name: "money",
@@ -135,6 +141,7 @@ const domains: Domain[] = [
       ],
     ],
     question: (w) => `How much quarterly tax does ${w} owe as a freelancer?`,
+    paraphrase: (w) => `What does ${w} have to pay the government?`,
   },
 ];
 
@@ -160,7 +167,10 @@ export function generateConversations(): { turns: Turn[]; questions: Question[] 
       });
     }
   });
-  const questions = facts.map((f, fact) => ({ fact, text: f.domain.question(f.who) }));
+  const questions: Question[] = facts.flatMap((f, fact) => [
+    { fact, text: f.domain.question(f.who), kind: "lexical" as const },
+    { fact, text: f.domain.paraphrase(f.who), kind: "paraphrase" as const },
+  ]);
   return { turns, questions };
 }
 

@@ -3,7 +3,8 @@
 // service (StoreEvent over REST, chain checks on the queue), then each question asks for the
 // five most relevant chains (GetContext ?query=, the same vector ranking SearchMemory uses).
 // A question counts as recalled when one of the five chains was built from one of its evidence
-// turns (chain provenance: metadata.event_ids). Prints recall@5 and MRR, writes
+// turns (chain provenance: metadata.event_ids). Each fact has a question sharing words with its
+// evidence and a paraphrased one. Prints recall@5 and MRR per kind and the chain count, writes
 // bench/results/memory-retrieval.json.
 //
 //   node --conditions=atrium-source --import tsx bench/memory/retrieval-quality.ts
@@ -89,33 +90,53 @@ async function main() {
       if (tries > 600) throw new Error("chain checks did not finish");
       await sleep(200);
     }
-    let hits = 0;
-    let reciprocal = 0;
-    const misses: string[] = [];
-    for (const q of questions) {
-      const r = await fetch(
-        `${base}/api/v1/sessions/${anySession}/context?limit=0&query=${encodeURIComponent(q.text)}`,
-      );
-      const pages = ((await r.json()) as { relevant_pages: { metadata: Record<string, string> }[] })
-        .relevant_pages;
-      const ids = evidence.get(q.fact) ?? new Set();
-      const rank = pages.findIndex((p) =>
-        p.metadata.event_ids.split(",").some((id) => ids.has(id)),
-      );
-      if (rank >= 0) {
-        hits++;
-        reciprocal += 1 / (rank + 1);
-      } else misses.push(q.text);
-    }
+    const score = async (kind: "lexical" | "paraphrase") => {
+      let hits = 0;
+      let reciprocal = 0;
+      const asked = questions.filter((q) => q.kind === kind);
+      const misses: string[] = [];
+      for (const q of asked) {
+        const r = await fetch(
+          `${base}/api/v1/sessions/${anySession}/context?limit=0&query=${encodeURIComponent(q.text)}`,
+        );
+        const pages = (
+          (await r.json()) as { relevant_pages: { metadata: Record<string, string> }[] }
+        ).relevant_pages;
+        const ids = evidence.get(q.fact) ?? new Set();
+        const rank = pages.findIndex((p) =>
+          p.metadata.event_ids.split(",").some((id) => ids.has(id)),
+        );
+        if (rank >= 0) {
+          hits++;
+          reciprocal += 1 / (rank + 1);
+        } else misses.push(q.text);
+      }
+      const r3 = (x: number) => Math.round(x * 1000) / 1000;
+      return {
+        questions: asked.length,
+        recallAt5: r3(hits / asked.length),
+        mrrAt5: r3(reciprocal / asked.length),
+        misses,
+      };
+    };
+    // How the turns were cut into chains: recall means little if a few huge chains hold everything.
+    const all = (await post(`${base}/api/v1/sessions/${anySession}/context/search`, {
+      query: "my",
+      limit: 100,
+    })) as unknown as {
+      results: { source_type: string }[];
+    };
+    const chains = all.results.filter((r) => r.source_type === "dialogue_page").length;
     const result = {
       at: new Date().toISOString(),
       embeddings: "hash-384",
       turns: turns.length,
+      events: turns.length * 2,
       sessions: sessions.size,
-      questions: questions.length,
-      recallAt5: Math.round((hits / questions.length) * 1000) / 1000,
-      mrrAt5: Math.round((reciprocal / questions.length) * 1000) / 1000,
-      misses,
+      facts: evidence.size,
+      chains,
+      lexical: await score("lexical"),
+      paraphrase: await score("paraphrase"),
     };
     console.log(JSON.stringify(result, null, 2));
     const dir = new URL("../results/", import.meta.url);
