@@ -31,6 +31,7 @@ const schema = z.object({
   LLM_MODEL_BROWSER: envString().optional(),
   LLM_MODEL_COMMUNICATOR: envString().optional(),
   LLM_TIMEOUT: envDuration().default(120_000),
+  LLM_MAX_RETRIES: envInteger({ min: 0, max: 10 }).default(2),
   MEMORY_GRPC_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   MEMORY_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   MEMORY_API_KEY: envString().optional(),
@@ -88,6 +89,7 @@ export function loadAgentConfig(env: Env): AgentConfig {
           model: c.LLM_MODEL,
           tierModels: tiers,
           timeoutMs: c.LLM_TIMEOUT,
+          maxRetries: c.LLM_MAX_RETRIES,
         }
       : undefined,
     memory: memoryUrl

@@ -88,3 +88,29 @@ test("an HTTP error becomes an LlmError and an llm_response with the error", asy
   assert.equal(failure.isAuthFailure, true);
   assert.match(String(events.at(-1)?.data.error), /HTTP 401/);
 });
+
+test("rate limits and server errors are retried; each try is traced", async (t) => {
+  let calls = 0;
+  const llm = await startScriptedLlm(() => {
+    calls++;
+    if (calls === 1) return { content: "slow down", status: 429 };
+    if (calls === 2) return { content: "oops", status: 503 };
+    return { content: "fine" };
+  });
+  t.after(() => llm.close());
+  const client = createLlmClient({ baseUrl: llm.baseUrl, model: "m", retryBaseMs: 1 });
+  const { events, trace } = recorder();
+  const result = await client.complete({ tier: "router", purpose: "x", messages: [], trace });
+  assert.equal(result.text, "fine");
+  assert.deepEqual(
+    events.filter((e) => e.type === "llm_request").map((e) => e.data.attempt),
+    [1, 2, 3],
+  );
+  assert.match(String(events[1].data.error), /HTTP 429/);
+
+  const denied = await startScriptedLlm(() => ({ content: "no", status: 401 }));
+  t.after(() => denied.close());
+  const noRetry = createLlmClient({ baseUrl: denied.baseUrl, model: "m", retryBaseMs: 1 });
+  await assert.rejects(noRetry.complete({ tier: "router", purpose: "x", messages: [], trace }));
+  assert.equal(denied.requests.length, 1, "a refused key is not retried");
+});

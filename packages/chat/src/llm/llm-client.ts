@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { TokenUsage } from "../kernel/kernel-types.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
 
@@ -14,6 +15,10 @@ export interface LlmConfig {
   tierModels?: Partial<Record<LlmTier, string>>;
   /** Per call. Default 120 s. */
   timeoutMs?: number;
+  /** Further tries after a rate limit, a 5xx or a network error. Default 2. */
+  maxRetries?: number;
+  /** First backoff; doubles per try, with full jitter. Default 500 ms. */
+  retryBaseMs?: number;
 }
 
 export interface LlmMessage {
@@ -48,10 +53,15 @@ export interface LlmResult {
 }
 
 export class LlmError extends Error {
+  /** Whether another try may succeed; set by the client. */
+  retryable = false;
+
   constructor(
     message: string,
     /** HTTP status of the provider's answer, when there was one. */
     readonly status?: number,
+    /** The provider's Retry-After, in milliseconds. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = "LlmError";
@@ -120,111 +130,145 @@ export function createLlmClient(config: LlmConfig): LlmClient {
   const baseUrl = config.baseUrl.replace(/\/+$/, "");
   const timeoutMs = config.timeoutMs ?? 120_000;
   const modelFor = (tier: LlmTier) => config.tierModels?.[tier] ?? config.model;
+  const maxRetries = config.maxRetries ?? 2;
+  const retryBaseMs = config.retryBaseMs ?? 500;
+
+  /** One HTTP call, between its own llm_request and llm_response events. */
+  async function once(options: LlmCallOptions, attempt: number): Promise<LlmResult> {
+    const model = modelFor(options.tier);
+    const stream = options.streamThinking === true && !options.jsonSchema;
+    const callId = randomUUID();
+    const started = performance.now();
+    const last = options.messages.at(-1)?.content ?? "";
+    await options.trace.emit("llm_request", {
+      call_id: callId,
+      model,
+      purpose: options.purpose,
+      messages: options.messages.length,
+      prompt_preview: last.slice(0, 300),
+      stream,
+      structured: Boolean(options.jsonSchema),
+      attempt,
+    });
+    const body: Record<string, unknown> = { model, messages: options.messages, stream };
+    if (stream) body.stream_options = { include_usage: true };
+    if (options.maxTokens) body.max_tokens = options.maxTokens;
+    if (options.jsonSchema) {
+      body.response_format = {
+        type: "json_schema",
+        json_schema: {
+          name: options.jsonSchema.name,
+          strict: true,
+          schema: options.jsonSchema.schema,
+        },
+      };
+    }
+    const signals = [AbortSignal.timeout(timeoutMs)];
+    if (options.signal) signals.push(options.signal);
+    let text = "";
+    let usage: TokenUsage | undefined;
+    let finishReason: string | null = null;
+    let answeredModel = model;
+    try {
+      const response = await fetch(`${baseUrl}/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
+        },
+        body: JSON.stringify(body),
+        signal: AbortSignal.any(signals),
+      });
+      if (!response.ok) {
+        const detail = (await response.text().catch(() => "")).slice(0, 300);
+        const retryAfter = Number(response.headers.get("retry-after"));
+        throw new LlmError(
+          `LLM call failed with HTTP ${response.status}: ${detail}`,
+          response.status,
+          Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+        );
+      }
+      if (stream && response.body) {
+        await readEventStream(response.body, (chunk) => {
+          if (typeof chunk.model === "string") answeredModel = chunk.model;
+          usage = usageOf(chunk.usage) ?? usage;
+          const choice = (chunk.choices as ChunkChoice[] | undefined)?.[0];
+          if (choice?.finish_reason) finishReason = choice.finish_reason;
+          const token = choice?.delta?.content;
+          if (token) {
+            text += token;
+            // Not awaited: the trace bus keeps order, and the model should not wait on it.
+            void options.trace.emit("thinking", { thought: token, phase: options.purpose });
+          }
+        });
+      } else {
+        const json = (await response.json()) as Record<string, unknown>;
+        if (typeof json.model === "string") answeredModel = json.model;
+        usage = usageOf(json.usage);
+        const choice = (json.choices as ChunkChoice[] | undefined)?.[0];
+        finishReason = choice?.finish_reason ?? null;
+        text = choice?.message?.content ?? "";
+      }
+    } catch (error) {
+      const failure =
+        error instanceof LlmError
+          ? error
+          : new LlmError(`LLM call failed: ${(error as Error).message ?? String(error)}`);
+      // Tokens already streamed into the trace would be repeated by a retry.
+      failure.retryable = text === "" && !options.signal?.aborted && isTransient(failure, error);
+      await options.trace.emit("llm_response", {
+        call_id: callId,
+        model,
+        purpose: options.purpose,
+        duration_ms: Math.round(performance.now() - started),
+        error: failure.message,
+      });
+      throw failure;
+    }
+    const result: LlmResult = {
+      text,
+      model: answeredModel,
+      usage: usage ?? emptyUsage(),
+      finishReason,
+    };
+    await options.trace.emit("llm_response", {
+      call_id: callId,
+      model: answeredModel,
+      purpose: options.purpose,
+      duration_ms: Math.round(performance.now() - started),
+      usage: result.usage,
+      finish_reason: finishReason,
+      output_chars: text.length,
+    });
+    return result;
+  }
 
   return {
     modelFor,
     async complete(options) {
-      const model = modelFor(options.tier);
-      const stream = options.streamThinking === true && !options.jsonSchema;
-      const callId = randomUUID();
-      const started = performance.now();
-      const last = options.messages.at(-1)?.content ?? "";
-      await options.trace.emit("llm_request", {
-        call_id: callId,
-        model,
-        purpose: options.purpose,
-        messages: options.messages.length,
-        prompt_preview: last.slice(0, 300),
-        stream,
-        structured: Boolean(options.jsonSchema),
-      });
-      const body: Record<string, unknown> = { model, messages: options.messages, stream };
-      if (stream) body.stream_options = { include_usage: true };
-      if (options.maxTokens) body.max_tokens = options.maxTokens;
-      if (options.jsonSchema) {
-        body.response_format = {
-          type: "json_schema",
-          json_schema: {
-            name: options.jsonSchema.name,
-            strict: true,
-            schema: options.jsonSchema.schema,
-          },
-        };
-      }
-      const signals = [AbortSignal.timeout(timeoutMs)];
-      if (options.signal) signals.push(options.signal);
-      let text = "";
-      let usage: TokenUsage | undefined;
-      let finishReason: string | null = null;
-      let answeredModel = model;
-      try {
-        const response = await fetch(`${baseUrl}/chat/completions`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
-          },
-          body: JSON.stringify(body),
-          signal: AbortSignal.any(signals),
-        });
-        if (!response.ok) {
-          const detail = (await response.text().catch(() => "")).slice(0, 300);
-          throw new LlmError(
-            `LLM call failed with HTTP ${response.status}: ${detail}`,
-            response.status,
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once(options, attempt);
+        } catch (error) {
+          if (!(error instanceof LlmError) || !error.retryable || attempt > maxRetries) throw error;
+          // Exponential backoff with full jitter, or what the provider asked for.
+          const backoff = error.retryAfterMs ?? Math.random() * retryBaseMs * 2 ** (attempt - 1);
+          await sleep(Math.min(backoff, 30_000), undefined, { signal: options.signal }).catch(
+            () => {
+              throw error;
+            },
           );
         }
-        if (stream && response.body) {
-          await readEventStream(response.body, (chunk) => {
-            if (typeof chunk.model === "string") answeredModel = chunk.model;
-            usage = usageOf(chunk.usage) ?? usage;
-            const choice = (chunk.choices as ChunkChoice[] | undefined)?.[0];
-            if (choice?.finish_reason) finishReason = choice.finish_reason;
-            const token = choice?.delta?.content;
-            if (token) {
-              text += token;
-              // Not awaited: the trace bus keeps order, and the model should not wait on it.
-              void options.trace.emit("thinking", { thought: token, phase: options.purpose });
-            }
-          });
-        } else {
-          const json = (await response.json()) as Record<string, unknown>;
-          if (typeof json.model === "string") answeredModel = json.model;
-          usage = usageOf(json.usage);
-          const choice = (json.choices as ChunkChoice[] | undefined)?.[0];
-          finishReason = choice?.finish_reason ?? null;
-          text = choice?.message?.content ?? "";
-        }
-      } catch (error) {
-        const failure =
-          error instanceof LlmError
-            ? error
-            : new LlmError(`LLM call failed: ${(error as Error).message ?? String(error)}`);
-        await options.trace.emit("llm_response", {
-          call_id: callId,
-          model,
-          purpose: options.purpose,
-          duration_ms: Math.round(performance.now() - started),
-          error: failure.message,
-        });
-        throw failure;
       }
-      const result: LlmResult = {
-        text,
-        model: answeredModel,
-        usage: usage ?? emptyUsage(),
-        finishReason,
-      };
-      await options.trace.emit("llm_response", {
-        call_id: callId,
-        model: answeredModel,
-        purpose: options.purpose,
-        duration_ms: Math.round(performance.now() - started),
-        usage: result.usage,
-        finish_reason: finishReason,
-        output_chars: text.length,
-      });
-      return result;
     },
   };
+}
+
+/** Rate limits, server errors and network failures are worth another try; timeouts are not. */
+function isTransient(failure: LlmError, cause: unknown): boolean {
+  if (failure.status !== undefined) return failure.status === 429 || failure.status >= 500;
+  return !(
+    cause instanceof Error &&
+    (cause.name === "TimeoutError" || cause.name === "AbortError")
+  );
 }
