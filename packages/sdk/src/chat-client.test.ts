@@ -18,6 +18,10 @@ const frame = (e: TraceEvent) => `id: ${e.seq}\ndata: ${JSON.stringify(e)}\n\n`;
 describe("chat client", () => {
   let host: LoopbackServer;
   let streamConnections = 0;
+  let markOpenStreamClosed = () => {};
+  const openStreamClosed = new Promise<void>((resolve) => {
+    markOpenStreamClosed = resolve;
+  });
 
   before(async () => {
     host = await startLoopbackServer((request, response) => {
@@ -38,6 +42,13 @@ describe("chat client", () => {
       }
       if (request.url === "/api/v1/chat/stream/wf_missing") {
         return sendJson(response, 404, { error: "unknown workflow" });
+      }
+      if (request.url === "/api/v1/chat/stream/wf_open") {
+        // Stays open after one event; only the client can end it.
+        response.writeHead(200, { "content-type": "text/event-stream" });
+        response.write(frame(event(1)));
+        response.once("close", markOpenStreamClosed);
+        return;
       }
       if (request.url === "/api/v1/chat/stream/wf_1") {
         streamConnections += 1;
@@ -78,6 +89,15 @@ describe("chat client", () => {
     assert.equal(streams[0].headers["last-event-id"], undefined);
     assert.equal(streams[1].headers["last-event-id"], "2");
     assert.equal(streams[1].headers.accept, "text/event-stream");
+  });
+
+  it("closes the connection when the consumer stops early", async () => {
+    const stream = client().stream("wf_open");
+    const first = await stream.next();
+    assert.equal(first.value?.seq, 1);
+    await stream.return();
+    assert.equal((await stream.next()).done, true);
+    await openStreamClosed;
   });
 
   it("surfaces a 4xx on the stream instead of reconnecting", async () => {
