@@ -6,6 +6,7 @@ import { type TestContext, test } from "node:test";
 import { createLogger } from "@atrium/kit";
 import { needsServer, redisUrl } from "@atrium/kit/testing";
 import { EventSource } from "eventsource";
+import { startFakeMemory } from "../testing/memory-server.js";
 import { startScriptedLlm } from "../testing/scripted-llm.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 import { startAgentService } from "./agent-service.js";
@@ -113,4 +114,24 @@ test("a bad variable stops the host with one line naming it", async () => {
     }),
     /AGENT_PORT must be a port number/,
   );
+});
+
+test("/health reports the memory service through its gRPC client", async (t) => {
+  const memory = await startFakeMemory([]);
+  t.after(() => memory.close());
+  const logger = createLogger({ name: "agent", level: "silent" });
+  for (const [url, expected] of [
+    [memory.url, "ok"],
+    ["http://127.0.0.1:1", "failing"],
+  ]) {
+    const service = await startAgentService({
+      env: { AGENT_PORT: "0", AGENT_HOST: "127.0.0.1", TRACES_DIR: tmpdir(), MEMORY_GRPC_URL: url },
+      logger,
+    });
+    const health = (await (await fetch(`${service.urls.rest}/health`)).json()) as {
+      checks: Record<string, string>;
+    };
+    await service.stop();
+    assert.equal(health.checks.memory, expected);
+  }
 });

@@ -76,7 +76,10 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
         ? createAuthenticator(auth.authenticator)
         : undefined,
       tls: auth.tls,
-      healthChecks: { cache: () => cache.ping() },
+      // /health stays 200 and reports "degraded" when memory is unreachable: chats still work.
+      healthChecks: memory
+        ? { cache: () => cache.ping(), memory: () => memory.health() }
+        : { cache: () => cache.ping() },
       configureRest: async (app) => {
         await app.register(
           createChatRouter(kernel, {

@@ -35,6 +35,8 @@ export interface MemoryGateway {
   ): Promise<MemoryHit[]>;
   /** Stores a finished turn so later chats can recall it. */
   remember(scope: MemoryScope, userMessage: string, answer: string): Promise<void>;
+  /** Resolves when the memory service answers its health check. */
+  health(): Promise<void>;
   /** Drops the HTTP/2 connection. */
   close(): void;
 }
@@ -121,6 +123,9 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
       await withSession(scope, (sessionId) =>
         client.storeInteraction({ sessionId, userMessage, agentResponse: answer }, { timeoutMs }),
       );
+    },
+    async health() {
+      await client.healthCheck({}, { timeoutMs: 2000 });
     },
     close() {
       sessionManager.abort();

@@ -46,6 +46,9 @@ export async function startFakeMemory(notes: string[]): Promise<FakeMemory> {
               })),
           };
         },
+        async healthCheck() {
+          return { status: "SERVING" };
+        },
         async storeInteraction(req) {
           fake.stored.push({
             sessionId: req.sessionId,
