@@ -314,6 +314,15 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
         if (error instanceof oauth.AuthorizationResponseError) {
           throw new ProviderRejectedError(400, error.error, `authorization failed: ${error.error}`);
         }
+        // A wrong nonce, audience, issuer or an expired id_token is a rejected login (possibly a
+        // replay or a token meant for someone else), not an unreachable provider worth retrying.
+        if (isIdTokenClaimFailure(error)) {
+          throw new ProviderRejectedError(
+            400,
+            "invalid_id_token",
+            `id_token rejected: ${(error as Error).message}`,
+          );
+        }
         throw classify(error, "code exchange");
       }
     },
@@ -361,6 +370,13 @@ export function createOAuthClient(options: OAuthClientOptions = {}): OAuthClient
       }
     },
   };
+}
+
+function isIdTokenClaimFailure(error: unknown): boolean {
+  return (
+    error instanceof oauth.OperationProcessingError &&
+    (error.code === oauth.JWT_CLAIM_COMPARISON || error.code === oauth.JWT_TIMESTAMP_CHECK)
+  );
 }
 
 /** Params the broker itself interprets; never forwarded to the provider. */

@@ -315,3 +315,70 @@ test("an explicit token_url wins over the discovered token endpoint", async (t) 
   assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
   assert.equal(proxied, 2);
 });
+
+test("token.storage_failed: a failed write during the callback or a refresh leaves nothing half-written", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const idp = await startTestOidcProvider();
+  const broker = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await broker.stop();
+    await idp.close();
+    await pg.drop();
+  });
+  const rows = async () =>
+    (await pg.sql.query<ConnectionRecord>("SELECT * FROM broker_connections")).rows;
+  const audit = async (eventType: string) =>
+    (await broker.call("GET", `/audit?event_type=${eventType}`)).body.events as {
+      resource_id: string;
+      data: Record<string, unknown>;
+    }[];
+  const provider = await registerProvider(broker, idp);
+  // Constraints the broker knows nothing about stand in for any failing write (disk full, a
+  // trigger, a lost connection): the INSERT of the callback and the UPDATE of a refresh fail.
+  await pg.sql.query(
+    `ALTER TABLE broker_connections
+       ADD CONSTRAINT test_refuse_workspace CHECK (workspace_id <> 'ws-doomed') NOT VALID`,
+  );
+
+  const started = await broker.call("POST", "/oauth/start", {
+    provider_id: provider.id,
+    workspace_id: "ws-doomed",
+    return_url: "http://localhost:3000/done",
+    redirect_uri: idp.redirectUri,
+  });
+  const callback = await idp.authorize(String(started.body.authorization_url));
+  const failed = await broker.call("GET", `/oauth/callback?${callback}`);
+  assert.equal(failed.status, 500);
+  assert.deepEqual(failed.body, { code: "Internal", message: "credential could not be stored" });
+  assert.deepEqual(await rows(), []);
+  assert.deepEqual(await audit("connection.created"), []);
+  const [storage] = await audit("token.storage_failed");
+  assert.deepEqual(storage.data, {
+    provider_id: provider.id,
+    workspace_id: "ws-doomed",
+    stage: "oauth2",
+  });
+
+  const id = String((await connect(broker, idp, String(provider.id))).id);
+  const [before] = await rows();
+  const token = await broker.call("GET", `/connections/${id}/token`);
+  await pg.sql.query(
+    `ALTER TABLE broker_connections
+       ADD CONSTRAINT test_refuse_refresh CHECK (refresh_count = 0) NOT VALID`,
+  );
+  const refresh = await broker.call("POST", `/connections/${id}/refresh`, {});
+  assert.equal(refresh.status, 500);
+  const [after] = await rows();
+  assert.equal(after.credential_enc, before.credential_enc);
+  assert.deepEqual(after.expires_at, before.expires_at);
+  assert.equal(after.refresh_count, 0);
+  assert.equal(after.last_refreshed_at, null);
+  assert.equal(after.status, "active");
+  assert.equal(after.lease_owner, null, "the lease is released for the next attempt");
+  const refreshFailure = (await audit("token.storage_failed")).find((e) => e.resource_id === id);
+  assert.equal(refreshFailure?.data.stage, "refresh");
+  const still = await broker.call("GET", `/connections/${id}/token`);
+  assert.equal(still.status, 200);
+  assert.equal(still.body.access_token, token.body.access_token);
+});
