@@ -32,7 +32,7 @@ export function requestIdentity(request: FastifyRequest): Identity | undefined {
   return identities.get(request);
 }
 
-/** The caller's resolved address (see `callerAddressKey`), for routes added through `configureRest`. */
+/** The caller's resolved address (as `callerAddressKey`), for routes added by `configureRest`. */
 export function requestCallerAddress(request: FastifyRequest): string {
   return callerAddresses.get(request) ?? "";
 }
@@ -59,8 +59,9 @@ export function restOperation(request: FastifyRequest): string {
 }
 
 /**
- * Fastify with the host's cross-cutting behaviour: caller address allowlist, then auth, before routing, one redacted log line
- * and one metric sample per request, JSON errors without internals, /health and /metrics.
+ * Fastify with the host's cross-cutting behaviour: address allowlist, then auth, before routing,
+ * one redacted log line and one metric sample per request, JSON errors without internals,
+ * /health and /metrics.
  */
 export function createRestApp(options: RestAppOptions): FastifyInstance {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
