@@ -199,6 +199,16 @@ describe("gateway service", () => {
       );
     });
 
+    it("refuses a keyless request before reading its body", async () => {
+      const answer = await fetch(`${gateway.urls.rest}/v1/refresh/c-1`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{not json",
+      });
+      assert.equal(answer.status, 401);
+      await answer.body?.cancel();
+    });
+
     it("leaves /health, /auth/callback and the capture routes open", async () => {
       assert.equal((await call(gateway, "GET", "/health")).status, 200);
       assert.equal((await call(gateway, "GET", "/v1/capture-schema?provider_id=p1")).status, 200);

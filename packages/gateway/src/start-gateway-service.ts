@@ -5,7 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { createApiKeyStore } from "./access/api-key-store.js";
 import { createCidrMatcher, resolveClientIp } from "./access/cidr.js";
 import { createCorsPolicy } from "./access/cors.js";
-import { guardWithApiKeys } from "./access/key-guard.js";
+import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
 import { createBrokerMetrics } from "./service/broker-metrics.js";
@@ -118,6 +118,16 @@ export async function startGatewayService(
         clientIp: (peer, forwardedFor) => resolveClientIp(peer, forwardedFor, isTrustedProxy),
         isAllowed,
         cors: createCorsPolicy(config.corsAllowedOrigins),
+        checkApiKey: config.requireApiKey
+          ? (presented, path) => {
+              if (exemptPaths.has(path)) return;
+              const verdict = keys.check(presented);
+              const rejection = keyRejection(verdict);
+              if (!rejection) return;
+              logger.warn({ path, mechanism: "api_key", verdict }, "authentication rejected");
+              throw rejection;
+            }
+          : undefined,
       }),
   });
   brokerMetrics.register(host.metrics);

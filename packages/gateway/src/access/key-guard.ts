@@ -1,7 +1,7 @@
 import { AtriumError, Code } from "@atrium/kit";
 import type { DescService } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { ApiKeyStore } from "./api-key-store.js";
+import type { ApiKeyStore, KeyVerdict } from "./api-key-store.js";
 
 /** Reachable without a key: the OAuth redirect (a browser) and static capture (a form). */
 export const exemptMethods = new Set([
@@ -10,11 +10,28 @@ export const exemptMethods = new Set([
   "CaptureCredential",
 ]);
 
+/** The same exemptions as REST paths, plus the probes. */
+export const exemptPaths = new Set([
+  "/health",
+  "/metrics",
+  "/auth/callback",
+  "/v1/capture-schema",
+  "/v1/capture-credential",
+]);
+
+/** Missing 401, wrong 403; undefined when the key is accepted. */
+export function keyRejection(verdict: KeyVerdict): AtriumError | undefined {
+  if (verdict === "ok") return undefined;
+  return verdict === "missing"
+    ? new AtriumError(Code.Unauthenticated, "X-API-Key is required")
+    : new AtriumError(Code.PermissionDenied, "X-API-Key is not valid");
+}
+
 type Handler = (request: never, context: HandlerContext) => unknown;
 
 export interface KeyGuardOptions {
   keys: ApiKeyStore;
-  onRejected: (method: string, verdict: "missing" | "wrong") => void;
+  onRejected: (method: string, verdict: KeyVerdict) => void;
 }
 
 /**
@@ -37,11 +54,10 @@ export function guardWithApiKeys<T extends Record<string, Handler>>(
     }
     guarded[method.localName] = (request, context) => {
       const verdict = options.keys.check(context.requestHeader.get("x-api-key"));
-      if (verdict !== "ok") {
+      const rejection = keyRejection(verdict);
+      if (rejection) {
         options.onRejected(method.name, verdict);
-        throw verdict === "missing"
-          ? new AtriumError(Code.Unauthenticated, "X-API-Key is required")
-          : new AtriumError(Code.PermissionDenied, "X-API-Key is not valid");
+        throw rejection;
       }
       return handler(request, context);
     };

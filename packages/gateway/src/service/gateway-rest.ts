@@ -8,6 +8,11 @@ export interface GatewayRestOptions {
   /** ALLOWED_CIDRS over the resolved caller address; /health stays reachable for probes. */
   isAllowed(ip: string): boolean;
   cors: CorsPolicy;
+  /**
+   * Inbound key check, when keys are required: run here too so a request without a key is
+   * refused before its body is parsed (the handlers check again, for gRPC).
+   */
+  checkApiKey?: (presented: string | undefined, path: string) => void;
 }
 
 const corsHeaders = "content-type, x-api-key, authorization, last-event-id";
@@ -43,6 +48,8 @@ export function configureGatewayRest(app: FastifyInstance, options: GatewayRestO
       }
       return reply.code(204).send();
     }
+    const key = request.headers["x-api-key"];
+    options.checkApiKey?.(Array.isArray(key) ? key[0] : key, path);
   });
 
   app.addHook("onSend", async (request, reply, payload) => {
