@@ -86,7 +86,7 @@ export function createChatRouter(
       } catch (error) {
         return sendError(reply, 400, { error: (error as Error).message });
       }
-      const stepId = `step_${Math.floor(Date.now() / 1000)}`;
+      const stepId = await bus.newStepId(chat.workflowId);
       const trace = bus.forStep(chat.workflowId, stepId);
       const abort = new AbortController();
       const onClose = () => {

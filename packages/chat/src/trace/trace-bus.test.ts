@@ -82,3 +82,17 @@ test("a workflow's log and sequence expire after the retention", async (t) => {
   assert.equal(await cache.get("trace_seq:wf_ttl"), null);
   assert.equal((await bus.history("wf_ttl", "s")).length, 1, "trace files are kept");
 });
+
+test("step ids keep the step_<unix seconds> form and never repeat within a workflow", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "traces-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const cache of [createMemoryCache(), undefined]) {
+    const bus = createTraceBus({ cache, tracesDir: dir });
+    const ids = await Promise.all(Array.from({ length: 5 }, () => bus.newStepId("wf_steps")));
+    assert.equal(new Set(ids).size, 5);
+    const seconds = ids.map((id) => Number(/^step_(\d{10})$/.exec(id)?.[1]));
+    assert.ok(seconds.every((s) => Math.abs(s - Date.now() / 1000) < 60));
+    assert.ok((await bus.newStepId("wf_other")).startsWith("step_"));
+    await cache?.close();
+  }
+});

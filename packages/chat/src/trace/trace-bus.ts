@@ -50,6 +50,11 @@ export interface TraceBus {
   /** The events of one step read from its trace file. */
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
   forStep(workflowId: string, stepId: string): TraceEmitter;
+  /**
+   * A new step id of the spec's form `step_<unix seconds>`, unique within the workflow: a second
+   * already taken by another step (on any instance sharing the cache) moves on to the next one.
+   */
+  newStepId(workflowId: string): Promise<string>;
   /** Closes the trace files kept open; the cache belongs to the caller and stays open. */
   close(): Promise<void>;
 }
@@ -69,6 +74,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   // Per-workflow write queue: the sequence number is taken inside it, so the log, the channel and
   // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
   const queues = new Map<string, Promise<unknown>>();
+  const localSteps = new Map<string, number>();
   let lastMessage: string | undefined;
   let lastEvent: TraceEvent | undefined;
   // The TTLs are refreshed at most once per 1% of the retention per workflow and process, which
@@ -166,6 +172,25 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       return files.read(workflowId, stepId);
     },
     close: () => files.close(),
+    async newStepId(workflowId) {
+      const now = Math.floor(Date.now() / 1000);
+      if (!cache) {
+        const last = localSteps.get(workflowId) ?? 0;
+        const second = Math.max(now, last + 1);
+        if (localSteps.size >= 100_000) localSteps.clear();
+        localSteps.set(workflowId, second);
+        return `step_${second}`;
+      }
+      for (let second = now; ; second++) {
+        const key = `trace_step:${workflowId}:${second}`;
+        const claims = await cache.incr(key);
+        if (claims === 1) {
+          // Only needed while the second can still be claimed; then it is history.
+          await cache.expire(key, 120);
+          return `step_${second}`;
+        }
+      }
+    },
     forStep(workflowId, stepId) {
       return {
         workflowId,
