@@ -133,7 +133,7 @@ export async function startGatewayService(
   brokerMetrics.register(host.metrics);
   try {
     const { restUrl, grpcUrl } = await host.start();
-    keys.start();
+    if (config.requireApiKey) keys.start();
     logger.info(
       {
         rest: restUrl,
