@@ -17,7 +17,7 @@ export interface CoderOptions {
 
 const fence = /```(?:javascript|js|mjs|typescript|ts)?[^\S\n]*\n([\s\S]*?)```/i;
 
-export function codeBlockIn(text: string): string | undefined {
+function codeBlockIn(text: string): string | undefined {
   return fence.exec(text)?.[1]?.trim() || undefined;
 }
 

@@ -11,8 +11,6 @@ export interface RawSseResult {
 
 export interface RawSseOptions {
   headers?: Record<string, string>;
-  /** Called for each event; return true to drop the connection from the client side. */
-  onEvent?: (event: TraceEvent) => boolean | undefined;
 }
 
 /** A plain HTTP SSE reader for tests: collects events until the server ends the response. */
@@ -45,13 +43,7 @@ export function readSse(url: string, options: RawSseOptions = {}): Promise<RawSs
             else if (line.startsWith("data: ")) data += line.slice(6);
           }
           if (!data) continue;
-          const event = JSON.parse(data) as TraceEvent;
-          result.events.push(event);
-          if (options.onEvent?.(event)) {
-            req.destroy();
-            resolve(result);
-            return;
-          }
+          result.events.push(JSON.parse(data) as TraceEvent);
         }
       });
       res.on("end", () => resolve(result));
