@@ -215,7 +215,7 @@ test("the eventsource client follows a chat to its step_complete", async (t) => 
 
 test("inactivity sends heartbeats, then a timeout event and closes", async (t) => {
   const chat = await startTestChatApp(createMemoryCache(), echoKernel, {
-    streamTimeoutMs: 300,
+    streamTimeoutMs: 1000,
     heartbeatMs: 50,
   });
   t.after(() => chat.close());
