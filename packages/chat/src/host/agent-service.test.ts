@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TestContext, test } from "node:test";
-import { createLogger } from "@atrium/kit";
+import { createLogger, createRedisCache } from "@atrium/kit";
 import { needsServer, redisUrl } from "@atrium/kit/testing";
 import { EventSource } from "eventsource";
 import { startFakeMemory } from "../testing/memory-server.js";
@@ -11,7 +11,7 @@ import { startScriptedLlm } from "../testing/scripted-llm.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 import { startAgentService } from "./agent-service.js";
 
-async function chatThroughHost(t: TestContext, extraEnv: Record<string, string>) {
+async function chatThroughHost(t: TestContext, extraEnv: Record<string, string>): Promise<string> {
   const llm = await startScriptedLlm((req) =>
     req.response_format
       ? { content: '{"role":"coder","reason":"arithmetic"}' }
@@ -95,6 +95,7 @@ async function chatThroughHost(t: TestContext, extraEnv: Record<string, string>)
     events: TraceEvent[];
   };
   assert.deepEqual(history.events, events);
+  return workflowId;
 }
 
 test("the agent host serves the chat router under /api/v1 (in-process cache)", async (t) => {
@@ -103,7 +104,10 @@ test("the agent host serves the chat router under /api/v1 (in-process cache)", a
 
 test("the agent host serves the chat router under /api/v1 (Redis)", async (t) => {
   if (!(await needsServer(t, "redis"))) return;
-  await chatThroughHost(t, { REDIS_URL: redisUrl() });
+  const workflowId = await chatThroughHost(t, { REDIS_URL: redisUrl() });
+  const redis = createRedisCache({ url: redisUrl() });
+  await redis.del(`trace_log:${workflowId}`, `trace_seq:${workflowId}`);
+  await redis.close();
 });
 
 test("a bad variable stops the host with one line naming it", async () => {
