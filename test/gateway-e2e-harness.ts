@@ -1,48 +1,6 @@
 import { createServer, type Server } from "node:http";
-import { type AddressInfo, connect, createServer as createTcpServer, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
-
-/** A port that was free a moment ago, for a service whose public URL must be known up front. */
-export async function freePort(): Promise<number> {
-  const server = createTcpServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-export interface TcpProxy {
-  url: string;
-  /** Stops listening and cuts open connections: the target looks gone to the client. */
-  close(): Promise<void>;
-}
-
-/** Forwards a loopback port to `target`, so a test can take one listener away. */
-export async function startTcpProxy(target: URL): Promise<TcpProxy> {
-  const sockets = new Set<Socket>();
-  const server = createTcpServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.once("close", () => sockets.delete(socket));
-      socket.on("error", () => {
-        client.destroy();
-        upstream.destroy();
-      });
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const socket of sockets) socket.destroy();
-      }),
-  };
-}
 
 export interface TestIdp {
   issuer: string;

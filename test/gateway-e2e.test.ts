@@ -12,14 +12,12 @@ import {
 } from "@atrium/kit/testing";
 import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
 import {
-  freePort,
   type ProtectedResource,
   startProtectedResource,
-  startTcpProxy,
   startTestIdp,
-  type TcpProxy,
   type TestIdp,
 } from "./gateway-e2e-harness.js";
+import { freePort, startTcpProxy, type TcpProxy } from "./gateway-tcp-proxy.js";
 
 /**
  * oidc-provider → broker → gateway → SDK, all real and on loopback. The gateway reaches the
