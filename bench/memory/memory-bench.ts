@@ -6,6 +6,7 @@
 //
 //   node --conditions=atrium-source --import tsx bench/memory/memory-bench.ts
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
+//   BENCH_PART=throughput|search and BENCH_PATHS=exact|hnsw run a part; other figures are kept
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
@@ -221,6 +222,8 @@ interface SearchRow {
   chains: number;
   p50: number;
   p95: number;
+  /** The first search after seeding, not in p50/p95. */
+  warmUpMs: number;
   seedSeconds: number;
 }
 
@@ -229,10 +232,11 @@ async function searchPart(): Promise<SearchRow[]> {
   const embedder = createHashEmbedder();
   const pg = await createTestPostgres({ max: 2 });
   const lite = await createPgliteSql();
-  const targets: { path: string; sql: Sql }[] = [
-    { path: "exact (PostgreSQL, no pgvector)", sql: pg.sql },
-    { path: "HNSW (PGlite + pgvector)", sql: lite },
-  ];
+  const paths = (process.env.BENCH_PATHS ?? "exact,hnsw").split(",");
+  const targets: { path: string; sql: Sql; key: string }[] = [
+    { path: "exact (PostgreSQL, no pgvector)", sql: pg.sql, key: "exact" },
+    { path: "HNSW (PGlite + pgvector)", sql: lite, key: "hnsw" },
+  ].filter((t) => paths.includes(t.key));
   try {
     for (const target of targets) {
       const bench = await createBenchSearch(target.sql, embedder);
@@ -240,12 +244,14 @@ async function searchPart(): Promise<SearchRow[]> {
         const seedStart = Date.now();
         await bench.seedUpTo(tier);
         const seedSeconds = round((Date.now() - seedStart) / 1000);
+        const warmUpMs = await bench.warmUp();
         const samples = await bench.measure(searches);
         rows.push({
           path: `${target.path} [${bench.kind}]`,
           chains: tier,
           p50: samples.p50,
           p95: samples.p95,
+          warmUpMs,
           seedSeconds,
         });
         console.log(rows.at(-1));
@@ -275,7 +281,21 @@ async function main() {
       {
         ...previous,
         ...(throughput.length ? { throughput: { at, durationS, rate, rows: throughput } } : {}),
-        ...(search.length ? { search: { at, searches, rows: search } } : {}),
+        ...(search.length
+          ? {
+              search: {
+                at,
+                searches,
+                // A run of one path keeps the other path's rows from an earlier run.
+                rows: [
+                  ...((previous.search?.rows ?? []) as SearchRow[]).filter(
+                    (old) => !search.some((row) => row.path === old.path),
+                  ),
+                  ...search,
+                ],
+              },
+            }
+          : {}),
       },
       null,
       2,

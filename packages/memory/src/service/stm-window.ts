@@ -80,12 +80,11 @@ export function createStmWindow(options: StmWindowOptions) {
       if (limit <= 0) return [];
       if (limit > size) return chronological(await events.newest(scope, limit));
       try {
-        const [length, warm] = await Promise.all([
-          cache.llen(listKey(scope)),
-          cache.get(warmKey(scope)),
-        ]);
-        if (warm || length >= limit) {
-          return chronological((await cache.lrange(listKey(scope), 0, limit - 1)).map(parse));
+        // One round trip when the list is long enough, the usual case; the marker is read only
+        // when it is short, to tell a small window from a cold cache.
+        const cached = await cache.lrange(listKey(scope), 0, limit - 1);
+        if (cached.length === limit || (await cache.get(warmKey(scope)))) {
+          return chronological(cached.map(parse));
         }
       } catch (error) {
         report(error, "read");
