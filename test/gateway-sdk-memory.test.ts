@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { createLogger } from "@atrium/kit";
+import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { AtriumHttpError, createMemoryClient, type EventType } from "@atrium/sdk";
+
+/** The SDK's memory client against the real memory service (embedded stores), over REST. */
+let service: RunningMemoryService;
+let dataDir: string;
+
+before(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), "sdk-memory-"));
+  service = await startMemoryService({
+    env: {
+      MEMORY_HOST: "127.0.0.1",
+      MEMORY_REST_PORT: "0",
+      MEMORY_GRPC_PORT: "0",
+      ATRIUM_DATA_DIR: dataDir,
+      MEMORY_PROMOTER_INTERVAL: "0s",
+    },
+    logger: createLogger({ name: "memory", level: "silent" }),
+  });
+});
+
+after(async () => {
+  await service?.stop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test("every implemented memory route through the SDK, with the service's own errors", async () => {
+  const memory = createMemoryClient({ baseUrl: service.urls.rest });
+  const session = await memory.createSession({
+    tenant_id: "acme",
+    user_id: "u-1",
+    agent_id: "helper",
+  });
+  assert.ok(session.session_id);
+  assert.ok(Date.parse(session.created_at));
+
+  const stored = await memory.storeInteraction(session.session_id, {
+    user_message: "I moved to Lyon last spring",
+    agent_response: "Noted, Lyon it is.",
+  });
+  assert.equal(stored.success, true);
+  const event = await memory.storeEvent(session.session_id, {
+    type: "thought",
+    role: "agent",
+    content: "the user lives in France",
+    metadata: { workflow_id: "wf-1" },
+  });
+  assert.equal(event.success, true);
+
+  const context = await memory.getContext(session.session_id, { limit: 10 });
+  assert.deepEqual(
+    context.stm_events.map((e) => [e.role, e.type]),
+    [
+      ["user", "message"],
+      ["agent", "message"],
+      ["agent", "thought"],
+    ],
+  );
+  assert.ok(
+    Array.isArray(await memory.search(session.session_id, { query: "where does the user live" })),
+  );
+  assert.ok(["healthy", "degraded"].includes((await memory.health()).status));
+  assert.equal(typeof (await memory.triggerGraphAnalytics()).success, "boolean");
+
+  await assert.rejects(memory.getContext("no-such-session"), (error: unknown) => {
+    assert.ok(error instanceof AtriumHttpError);
+    assert.equal(error.status, 404);
+    return true;
+  });
+  await assert.rejects(
+    memory.storeEvent(session.session_id, { type: "gossip" as EventType }),
+    (error: unknown) => error instanceof AtriumHttpError && error.status === 400,
+  );
+});
