@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@atrium/kit/testing";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
 import {
   httpStatus,
   type Json,
@@ -406,4 +408,48 @@ test("GET /health and /metrics outside the API", async () => {
   assert.equal(((await health.json()) as { status: string }).status, "healthy");
   const metrics = await fetch(`${svc.service.urls.rest}/metrics`);
   assert.equal(metrics.status, 200);
+});
+
+test("an independent gRPC client (grpc-js over the .proto) stores and reads back", async () => {
+  const root = fileURLToPath(new URL("../", import.meta.url));
+  const definition = protoLoader.loadSync("memory/v1/memory.proto", {
+    includeDirs: [join(root, "proto"), join(root, "node_modules/google-proto-files")],
+    keepCase: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    memory: { v1: { MemoryService: grpc.ServiceClientConstructor } };
+  };
+  const client = new loaded.memory.v1.MemoryService(
+    new URL(svc.service.urls.grpc as string).host,
+    grpc.credentials.createInsecure(),
+  ) as unknown as grpc.Client &
+    Record<
+      string,
+      (request: object, callback: (e: grpc.ServiceError | null, r: Json) => void) => void
+    >;
+  const call = (method: string, request: object) =>
+    new Promise<{ error: grpc.ServiceError | null; response: Json }>((resolve) =>
+      client[method](request, (error, response) => resolve({ error, response })),
+    );
+  try {
+    const created = await call("CreateSession", { tenant_id: "grpc-js", user_id: "u" });
+    assert.equal(created.error, null);
+    const sessionId = created.response.session_id;
+    assert.equal(
+      (await call("StoreInteraction", { session_id: sessionId, user_message: "hi from grpc-js" }))
+        .error,
+      null,
+    );
+    const context = await call("GetContext", { session_id: sessionId });
+    assert.equal(context.response.stm_events[0].content, "hi from grpc-js");
+    assert.equal(context.response.ltpm.status, "not_implemented");
+    const bad = await call("StoreEvent", { session_id: sessionId, type: "dream" });
+    assert.equal(bad.error?.code, grpc.status.INVALID_ARGUMENT);
+    const missing = await call("GetContext", {
+      session_id: "00000000-0000-4000-8000-000000000000",
+    });
+    assert.equal(missing.error?.code, grpc.status.NOT_FOUND);
+  } finally {
+    client.close();
+  }
 });
