@@ -22,6 +22,23 @@ interface ChangedRow {
   embedding: number[];
 }
 
+/** Dot product of q with the row at `base`; four accumulators let the JIT pipeline the loop. */
+function dotAt(m: Float32Array, base: number, q: Float32Array, d: number): number {
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let e = 0;
+  let i = 0;
+  for (; i + 3 < d; i += 4) {
+    a += m[base + i] * q[i];
+    b += m[base + i + 1] * q[i + 1];
+    c += m[base + i + 2] * q[i + 2];
+    e += m[base + i + 3] * q[i + 3];
+  }
+  for (; i < d; i++) a += m[base + i] * q[i];
+  return a + b + c + e;
+}
+
 export interface ExactVectorIndexOptions {
   sql: Sql;
   /** Users whose vectors are kept in memory at once; the least recently searched go first. */
@@ -175,9 +192,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       for (let row = 0; row < u.count; row++) {
         if (query.agentId !== undefined && u.agentIds[row] !== query.agentId) continue;
         if (filter.length > 0 && !filter.every(([k, v]) => u.metadata[row][k] === v)) continue;
-        let dot = 0;
-        const base = row * d;
-        for (let i = 0; i < d; i++) dot += u.matrix[base + i] * q[i];
+        const dot = dotAt(u.matrix, row * d, q, d);
         const denominator = u.norms[row] * qNorm;
         const similarity = denominator === 0 ? 0 : dot / denominator;
         const id = u.ids[row];
