@@ -273,6 +273,22 @@ describe("gateway service", () => {
       );
     });
 
+    it("lets an allowed address through to gRPC", async () => {
+      const gateway = await startGatewayService({
+        env: gatewayEnv(broker, { ALLOWED_CIDRS: "127.0.0.0/8,::1" }),
+        logger,
+      });
+      try {
+        const grpc = createClient(
+          gatewayV1.GatewayService,
+          createGrpcTransport({ baseUrl: gateway.urls.grpc ?? "" }),
+        );
+        assert.equal((await grpc.getToken({ connectionId: "c-5" })).accessToken, "access-c-5");
+      } finally {
+        await gateway.stop();
+      }
+    });
+
     it("refuses to start without BROKER_API_KEY", async () => {
       const env = gatewayEnv(broker);
       delete env.BROKER_API_KEY;
@@ -301,6 +317,15 @@ describe("gateway service", () => {
         assert.equal(proxied.headers.get("access-control-allow-origin"), null);
         const seen = broker.calls.filter((c) => c.method === "GetConnectionToken").at(-1);
         assert.equal(seen?.headers.get("x-atrium-client-ip"), "10.1.2.3");
+        const grpc = createClient(
+          gatewayV1.GatewayService,
+          createGrpcTransport({ baseUrl: gateway.urls.grpc ?? "" }),
+        );
+        await assert.rejects(grpc.getToken({ connectionId: "c-1" }), (error: unknown) => {
+          // Refused at connection time: the client only sees its connection closed.
+          assert.ok([Code.Unavailable, Code.Canceled].includes(ConnectError.from(error).code));
+          return true;
+        });
         const allowed = await call(gateway, "GET", "/v1/token/c-1", {
           "x-forwarded-for": "10.1.2.3",
           origin: "https://console.example.com",

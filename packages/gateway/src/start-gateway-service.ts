@@ -5,6 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import { createApiKeyStore } from "./access/api-key-store.js";
 import { createCidrMatcher, resolveClientIp } from "./access/cidr.js";
 import { createCorsPolicy } from "./access/cors.js";
+import { type AllowlistListener, startAllowlistListener } from "./access/grpc-allowlist.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
@@ -101,11 +102,13 @@ export async function startGatewayService(
   const isAllowed =
     config.allowedCidrs.length > 0 ? createCidrMatcher(config.allowedCidrs) : () => true;
   const isTrustedProxy = createCidrMatcher(config.trustedProxies);
+  const guardGrpc = config.allowedCidrs.length > 0;
   const host = createServiceHost({
     name: "gateway",
     logger,
     rest: { host: config.host, port: config.restPort },
-    grpc: { host: config.host, port: config.grpcPort },
+    // With an allowlist, gRPC is reached through the checking listener started below.
+    grpc: guardGrpc ? { host: "127.0.0.1", port: 0 } : { host: config.host, port: config.grpcPort },
     services: [
       {
         service: gatewayV1.GatewayService,
@@ -131,8 +134,20 @@ export async function startGatewayService(
       }),
   });
   brokerMetrics.register(host.metrics);
+  let allowlist: AllowlistListener | undefined;
   try {
-    const { restUrl, grpcUrl } = await host.start();
+    const { restUrl, grpcUrl: hostGrpcUrl } = await host.start();
+    let grpcUrl = hostGrpcUrl;
+    if (guardGrpc && hostGrpcUrl) {
+      allowlist = await startAllowlistListener({
+        host: config.host,
+        port: config.grpcPort,
+        targetPort: Number(new URL(hostGrpcUrl).port),
+        isAllowed,
+        onRefused: (ip) => logger.warn({ ip, transport: "grpc" }, "caller address is not allowed"),
+      });
+      grpcUrl = `http://${dialable(config.host)}:${allowlist.port}`;
+    }
     if (config.requireApiKey) keys.start();
     logger.info(
       {
@@ -151,6 +166,7 @@ export async function startGatewayService(
       stop() {
         stopping ??= (async () => {
           keys.stop();
+          await allowlist?.close();
           await host.stop();
           broker.close();
         })();
@@ -158,7 +174,16 @@ export async function startGatewayService(
       },
     };
   } catch (error) {
+    await allowlist?.close();
+    await host.stop();
     broker.close();
     throw error;
   }
+}
+
+/** A wildcard bind is reached through loopback. */
+function dialable(host: string): string {
+  if (host === "0.0.0.0") return "127.0.0.1";
+  if (host === "::") return "[::1]";
+  return host.includes(":") ? `[${host}]` : host;
 }
