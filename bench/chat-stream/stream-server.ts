@@ -6,7 +6,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createChatRouter, createTraceBus, type TraceBus, warmUpCache } from "@atrium/chat";
+import { createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
 import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
 import Fastify from "fastify";
 
@@ -52,7 +52,6 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
     return (server.address() as AddressInfo).port;
   }
   cache = mode === "redis" ? createRedisCache({ url: redisUrl! }) : createMemoryCache();
-  await warmUpCache(cache);
   tracesDir = mkdtempSync(join(tmpdir(), "bench-traces-"));
   bus = createTraceBus({ cache, tracesDir });
   const kernel = {

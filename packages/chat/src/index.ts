@@ -35,7 +35,6 @@ export {
 export type { ChatRequest } from "./router/chat-request.js";
 export type { ChatResponse } from "./router/chat-response.js";
 export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
-export { warmUpCache } from "./trace/cache-warmup.js";
 export {
   createTraceBus,
   type TraceBus,

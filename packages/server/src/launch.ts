@@ -35,6 +35,7 @@ export async function embeddedEnv(env: Env): Promise<{ env: Env; devKeysPath: st
       BROKER_GRPC_URL: "http://127.0.0.1:9091",
       BROKER_API_KEY: brokerKey,
       MEMORY_URL: "http://127.0.0.1:8080",
+      MEMORY_GRPC_URL: "http://127.0.0.1:9090",
       MEMORY_HOST: host,
       BROKER_HOST: host,
       GATEWAY_HOST: host,

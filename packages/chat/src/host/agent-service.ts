@@ -13,7 +13,6 @@ import { createKernel } from "../kernel/kernel.js";
 import { createLlmClient } from "../llm/llm-client.js";
 import { createMemoryGateway } from "../memory/memory-gateway.js";
 import { createChatRouter } from "../router/chat-router.js";
-import { warmUpCache } from "../trace/cache-warmup.js";
 import { createTraceBus } from "../trace/trace-bus.js";
 import { loadAgentConfig } from "./agent-config.js";
 
@@ -46,7 +45,6 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
     await cache.close();
   };
   try {
-    await warmUpCache(cache);
     const traceBus = createTraceBus({
       cache,
       tracesDir: config.tracesDir,

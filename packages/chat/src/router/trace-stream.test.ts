@@ -6,7 +6,6 @@ import { needsServer, redisUrl } from "@atrium/kit/testing";
 import { EventSource } from "eventsource";
 import { startTestChatApp } from "../testing/chat-app.js";
 import { readSse } from "../testing/sse-client.js";
-import { warmUpCache } from "../trace/cache-warmup.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 
 const total = 3000;
@@ -83,7 +82,6 @@ test("clients joining at random moments get every event exactly once (in-process
 test("clients joining at random moments get every event exactly once (Redis)", async (t) => {
   if (!(await needsServer(t, "redis"))) return;
   const cache = createRedisCache({ url: redisUrl() });
-  await warmUpCache(cache);
   const workflowId = `wf_race_${process.pid}_${Date.now()}`;
   t.after(async () => {
     await cache.del(`trace_log:${workflowId}`, `trace_seq:${workflowId}`);

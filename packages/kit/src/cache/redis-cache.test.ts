@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import { eventually } from "../testing/eventually.js";
 import { needsServer, redisUrl } from "../testing/servers.js";
@@ -61,4 +62,24 @@ test("subscriptions survive the subscriber connection being killed", async (t) =
   });
   assert.equal(cache.subscriberCount(), 1);
   await unsubscribe();
+});
+
+test("a subscription made while the connection is still starting delivers", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  // Subscribing at varying moments of the connection handshake: with ioredis' ready check on
+  // the pub/sub connection a few of these silently never delivered.
+  for (let attempt = 0; attempt < 60; attempt++) {
+    const cache = createRedisCache({ url: redisUrl() });
+    const channel = `fresh:${randomUUID()}`;
+    const received: string[] = [];
+    try {
+      await sleep(attempt % 6);
+      await cache.subscribe(channel, (message) => received.push(message));
+      await cache.publish(channel, "hello");
+      await eventually("the message arrives", () => received.length > 0, 2_000);
+      assert.deepEqual(received, ["hello"]);
+    } finally {
+      await cache.close();
+    }
+  }
 });

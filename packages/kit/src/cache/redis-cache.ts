@@ -30,7 +30,13 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   const onHandlerError = options.onHandlerError ?? warnHandlerError;
   const name = options.connectionName;
   const commands = new Redis(options.url, name ? { connectionName: `${name}:commands` } : {});
-  const subscriber = new Redis(options.url, name ? { connectionName: `${name}:subscriber` } : {});
+  // No ready check on the pub/sub connection: a SUBSCRIBE queued while connecting can be written
+  // during the INFO handshake, its reply puts the connection in subscriber mode, the check then
+  // fails and the subscription silently never delivers. Pub/sub does not need the dataset loaded.
+  const subscriber = new Redis(options.url, {
+    enableReadyCheck: false,
+    ...(name ? { connectionName: `${name}:subscriber` } : {}),
+  });
   const channels = new Map<string, Channel>();
   let closed = false;
 
