@@ -10,7 +10,7 @@ import { createServer } from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
-import { createLogger, type Sql } from "@atrium/kit";
+import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 
 interface CannonResult {
