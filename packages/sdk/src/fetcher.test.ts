@@ -110,6 +110,7 @@ describe("createFetcher", () => {
   it("api_key: the key in the provider's header with its prefix", async () => {
     await client().createFetcher("key")(`${upstream.url}/data`);
     assert.equal(upstream.requests.at(-1)?.headers["x-custom-key"], "Key k-123");
+    assert.match(String(upstream.requests.at(-1)?.headers["user-agent"]), /^atrium-sdk\//);
   });
 
   it("basic_auth: RFC 7617 with UTF-8 credentials", async () => {

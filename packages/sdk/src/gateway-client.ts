@@ -15,6 +15,7 @@ import type {
 import { createHttpClient, type FetchLike } from "./http-client.js";
 import { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
 import { createTokenCache, type TokenCacheOptions } from "./token-cache.js";
+import { userAgent } from "./version.js";
 
 export interface GatewayClientOptions {
   /** The gateway's REST base, e.g. http://127.0.0.1:8082. */
@@ -151,13 +152,16 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const original = new Request(input, init);
       // Buffered once: signing strategies need the bytes, and a retry must resend them.
       const body = original.body ? new Uint8Array(await original.arrayBuffer()) : undefined;
+      const headers = new Headers(original.headers);
+      // The caller's own User-Agent wins; otherwise the resource sees who is calling.
+      if (!headers.has("user-agent")) headers.set("user-agent", userAgent);
       const send = async (token: ConnectionToken) => {
         const strategy = resolveStrategy(token, fetcherOptions.strategy);
         const prepared = await injectCredential(
           {
             url: new URL(original.url),
             method: original.method,
-            headers: new Headers(original.headers),
+            headers,
             body,
           },
           token,
