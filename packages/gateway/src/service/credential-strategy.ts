@@ -31,7 +31,6 @@ export interface StrategyCacheOptions {
   broker: BrokerClient;
   /** How long a provider's strategy is reused; a changed provider takes effect after it. */
   ttlMs: number;
-  now?: () => number;
 }
 
 export interface StrategyCache {
@@ -41,7 +40,6 @@ export interface StrategyCache {
 
 /** A connection's provider never changes, so only the provider's params need a time limit. */
 export function createStrategyCache(options: StrategyCacheOptions): StrategyCache {
-  const now = options.now ?? Date.now;
   const providerOf = new Map<string, string>();
   const strategies = new Map<string, { strategy: Strategy; until: number }>();
 
@@ -57,11 +55,11 @@ export function createStrategyCache(options: StrategyCacheOptions): StrategyCach
         providerOf.set(connectionId, providerId);
       }
       const cached = strategies.get(providerId);
-      if (cached && cached.until > now()) return cached.strategy;
+      if (cached && cached.until > Date.now()) return cached.strategy;
       const strategy = strategyFor(
         await options.broker.getProvider({ id: providerId }, { signal }),
       );
-      strategies.set(providerId, { strategy, until: now() + options.ttlMs });
+      strategies.set(providerId, { strategy, until: Date.now() + options.ttlMs });
       return strategy;
     },
     forget(connectionId) {
