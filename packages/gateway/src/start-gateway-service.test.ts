@@ -316,16 +316,7 @@ describe("gateway service", () => {
         assert.equal(proxied.status, 200);
         assert.equal(proxied.headers.get("access-control-allow-origin"), null);
         const seen = broker.calls.filter((c) => c.method === "GetConnectionToken").at(-1);
-        assert.equal(seen?.headers.get("x-atrium-client-ip"), "10.1.2.3");
-        const grpc = createClient(
-          gatewayV1.GatewayService,
-          createGrpcTransport({ baseUrl: gateway.urls.grpc ?? "" }),
-        );
-        await assert.rejects(grpc.getToken({ connectionId: "c-1" }), (error: unknown) => {
-          // Refused at connection time: the client only sees its connection closed.
-          assert.ok([Code.Unavailable, Code.Canceled].includes(ConnectError.from(error).code));
-          return true;
-        });
+        assert.equal(seen?.headers.get("x-forwarded-for"), "10.1.2.3");
         const allowed = await call(gateway, "GET", "/v1/token/c-1", {
           "x-forwarded-for": "10.1.2.3",
           origin: "https://console.example.com",
@@ -334,6 +325,41 @@ describe("gateway service", () => {
           allowed.headers.get("access-control-allow-origin"),
           "https://console.example.com",
         );
+      } finally {
+        await gateway.stop();
+      }
+    });
+
+    it("applies ALLOWED_CIDRS and trusted X-Forwarded-For on gRPC too", async () => {
+      const gateway = await startGatewayService({
+        env: gatewayEnv(broker, { ALLOWED_CIDRS: "10.1.0.0/16", TRUSTED_PROXIES: "127.0.0.1/32" }),
+        logger,
+      });
+      const grpc = (forwardedFor?: string) =>
+        createClient(
+          gatewayV1.GatewayService,
+          createGrpcTransport({
+            baseUrl: gateway.urls.grpc ?? "",
+            interceptors: forwardedFor
+              ? [
+                  (next) => (request) => {
+                    request.header.set("x-forwarded-for", forwardedFor);
+                    return next(request);
+                  },
+                ]
+              : [],
+          }),
+        );
+      try {
+        await assert.rejects(grpc().getToken({ connectionId: "c-1" }), (error: unknown) => {
+          assert.equal(ConnectError.from(error).code, Code.PermissionDenied);
+          return true;
+        });
+        const token = await grpc("6.6.6.6, 10.1.2.3").getToken({ connectionId: "c-3" });
+        assert.equal(token.accessToken, "access-c-3");
+        const seen = broker.calls.filter((c) => c.method === "GetConnectionToken").at(-1);
+        assert.equal(seen?.transport, "grpc");
+        assert.equal(seen?.headers.get("x-forwarded-for"), "10.1.2.3");
       } finally {
         await gateway.stop();
       }

@@ -3,9 +3,7 @@ import { ConfigError, createLogger, createServiceHost, type Env, type Logger } f
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createApiKeyStore } from "./access/api-key-store.js";
-import { createCidrMatcher, resolveClientIp } from "./access/cidr.js";
 import { createCorsPolicy } from "./access/cors.js";
-import { type AllowlistListener, startAllowlistListener } from "./access/grpc-allowlist.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
@@ -99,16 +97,15 @@ export async function startGatewayService(
       })
     : handlers;
 
-  const isAllowed =
-    config.allowedCidrs.length > 0 ? createCidrMatcher(config.allowedCidrs) : () => true;
-  const isTrustedProxy = createCidrMatcher(config.trustedProxies);
-  const guardGrpc = config.allowedCidrs.length > 0;
   const host = createServiceHost({
     name: "gateway",
     logger,
     rest: { host: config.host, port: config.restPort },
-    // With an allowlist, gRPC is reached through the checking listener started below.
-    grpc: guardGrpc ? { host: "127.0.0.1", port: 0 } : { host: config.host, port: config.grpcPort },
+    grpc: { host: config.host, port: config.grpcPort },
+    // The host resolves the caller (X-Forwarded-For through trusted proxies) and refuses
+    // addresses outside ALLOWED_CIDRS on both transports, before the API key check.
+    allowedCidrs: config.allowedCidrs,
+    trustedProxies: config.trustedProxies,
     services: [
       {
         service: gatewayV1.GatewayService,
@@ -118,8 +115,6 @@ export async function startGatewayService(
     ],
     configureRest: (app) =>
       configureGatewayRest(app, {
-        clientIp: (peer, forwardedFor) => resolveClientIp(peer, forwardedFor, isTrustedProxy),
-        isAllowed,
         cors: createCorsPolicy(config.corsAllowedOrigins),
         checkApiKey: config.requireApiKey
           ? (presented, path) => {
@@ -134,20 +129,8 @@ export async function startGatewayService(
       }),
   });
   brokerMetrics.register(host.metrics);
-  let allowlist: AllowlistListener | undefined;
   try {
-    const { restUrl, grpcUrl: hostGrpcUrl } = await host.start();
-    let grpcUrl = hostGrpcUrl;
-    if (guardGrpc && hostGrpcUrl) {
-      allowlist = await startAllowlistListener({
-        host: config.host,
-        port: config.grpcPort,
-        targetPort: Number(new URL(hostGrpcUrl).port),
-        isAllowed,
-        onRefused: (ip) => logger.warn({ ip, transport: "grpc" }, "caller address is not allowed"),
-      });
-      grpcUrl = `http://${dialable(config.host)}:${allowlist.port}`;
-    }
+    const { restUrl, grpcUrl } = await host.start();
     if (config.requireApiKey) keys.start();
     logger.info(
       {
@@ -166,7 +149,6 @@ export async function startGatewayService(
       stop() {
         stopping ??= (async () => {
           keys.stop();
-          await allowlist?.close();
           await host.stop();
           broker.close();
         })();
@@ -174,16 +156,8 @@ export async function startGatewayService(
       },
     };
   } catch (error) {
-    await allowlist?.close();
     await host.stop();
     broker.close();
     throw error;
   }
-}
-
-/** A wildcard bind is reached through loopback. */
-function dialable(host: string): string {
-  if (host === "0.0.0.0") return "127.0.0.1";
-  if (host === "::") return "[::1]";
-  return host.includes(":") ? `[${host}]` : host;
 }

@@ -1,4 +1,5 @@
 import {
+  type Cidr,
   ConfigError,
   type Env,
   envBoolean,
@@ -6,9 +7,9 @@ import {
   envPort,
   envUrl,
   loadConfig,
+  parseCidrList,
 } from "@atrium/kit";
 import { z } from "zod";
-import { type Cidr, parseCidrList } from "../access/cidr.js";
 
 export interface GatewayConfig {
   host: string;

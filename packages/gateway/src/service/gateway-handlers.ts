@@ -1,13 +1,10 @@
 import { brokerV1, gatewayV1 } from "@atrium/api";
-import { AtriumError, Code, restProtocolName } from "@atrium/kit";
+import { AtriumError, Code, callerAddressKey, restProtocolName } from "@atrium/kit";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { StrategyCache } from "./credential-strategy.js";
 import { bridge } from "./message-bridge.js";
 import { isAllowedReturnUrl } from "./return-domains.js";
-
-/** Set by the REST layer from the peer address and trusted X-Forwarded-For; the broker audits it. */
-export const CLIENT_IP_HEADER = "x-atrium-client-ip";
 
 export interface GatewayHandlersOptions {
   broker: BrokerClient;
@@ -20,16 +17,15 @@ export interface GatewayHandlersOptions {
 
 export type GatewayHandlers = ServiceImpl<typeof gatewayV1.GatewayService>;
 
-/** What the broker should record about the caller, on whichever transport reaches it. */
+/**
+ * What the broker should record about the caller, on whichever transport reaches it (REST header
+ * or gRPC metadata). The address is the one the host resolved, never the caller's own
+ * X-Forwarded-For; the broker believes it only when the gateway is one of its TRUSTED_PROXIES.
+ */
 function brokerCall(context: HandlerContext) {
   const headers = new Headers();
-  // Only REST knows the peer; a gRPC caller's own copy of the header is not trusted.
-  const ip =
-    context.protocolName === restProtocolName ? context.requestHeader.get(CLIENT_IP_HEADER) : null;
-  if (ip) {
-    headers.set(CLIENT_IP_HEADER, ip);
-    headers.set("x-forwarded-for", ip);
-  }
+  const ip = context.values.get(callerAddressKey);
+  if (ip) headers.set("x-forwarded-for", ip);
   const userAgent = context.requestHeader.get("user-agent");
   if (userAgent) headers.set("user-agent", userAgent);
   return { signal: context.signal, headers };
