@@ -1,3 +1,4 @@
+export { isAllowedReturnUrl } from "./access/return-url.js";
 export {
   type AuthConfig,
   authConfigFromEnv,

@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 
+// One implementation shared with the gateway; re-exported because the broker imports it from here.
+export { isAllowedReturnUrl } from "@atrium/kit";
+
 /** What the broker needs back at the callback; travels through the browser sealed. */
 export interface FlowState {
   /** oauth2 or saml. */
@@ -54,25 +57,4 @@ export function createStateCodec(stateKey: string): StateCodec {
       return state;
     },
   };
-}
-
-/**
- * A return URL is allowed when its host equals an allowed domain or is a subdomain of one.
- * With no domains configured only loopback hosts are allowed, so a forgotten setting never turns
- * the broker into an open redirector.
- */
-export function isAllowedReturnUrl(returnUrl: string, allowedDomains: readonly string[]): boolean {
-  let url: URL;
-  try {
-    url = new URL(returnUrl);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return false;
-  const host = url.hostname.toLowerCase();
-  if (allowedDomains.length === 0) return ["localhost", "127.0.0.1", "[::1]"].includes(host);
-  return allowedDomains.some((d) => {
-    const domain = d.toLowerCase().replace(/^\./, "");
-    return host === domain || host.endsWith(`.${domain}`);
-  });
 }

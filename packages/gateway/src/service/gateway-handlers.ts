@@ -1,10 +1,15 @@
 import { brokerV1, gatewayV1 } from "@atrium/api";
-import { AtriumError, Code, callerAddressKey, restProtocolName } from "@atrium/kit";
+import {
+  AtriumError,
+  Code,
+  callerAddressKey,
+  isAllowedReturnUrl,
+  restProtocolName,
+} from "@atrium/kit";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { StrategyCache } from "./credential-strategy.js";
 import { bridge } from "./message-bridge.js";
-import { isAllowedReturnUrl } from "./return-domains.js";
 
 export interface GatewayHandlersOptions {
   broker: BrokerClient;

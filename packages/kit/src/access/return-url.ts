@@ -1,0 +1,20 @@
+/**
+ * A return URL (where a browser is sent after an OAuth flow) is allowed when it is http(s) and its
+ * host equals an allowed domain or is a subdomain of one. With no domains only loopback hosts are
+ * allowed, so a forgotten setting never turns a service into an open redirector.
+ */
+export function isAllowedReturnUrl(returnUrl: string, allowedDomains: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(returnUrl);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return false;
+  const host = url.hostname.toLowerCase();
+  if (allowedDomains.length === 0) return ["localhost", "127.0.0.1", "[::1]"].includes(host);
+  return allowedDomains.some((entry) => {
+    const domain = entry.toLowerCase().replace(/^\./, "");
+    return host === domain || host.endsWith(`.${domain}`);
+  });
+}
