@@ -12,11 +12,10 @@ import {
 } from "@atrium/kit/testing";
 import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
 import {
-  type ProtectedResource,
-  startProtectedResource,
-  startTestIdp,
-  type TestIdp,
-} from "./gateway-e2e-harness.js";
+  startTestOidcProvider,
+  type TestOidcProvider,
+} from "../packages/broker/src/testing/test-oidc-provider.js";
+import { type ProtectedResource, startProtectedResource } from "./gateway-e2e-harness.js";
 import { freePort, startTcpProxy, type TcpProxy } from "./gateway-tcp-proxy.js";
 
 /**
@@ -35,7 +34,7 @@ let pg: TestPostgres | undefined;
 let broker: BrokerService;
 let gateway: GatewayService;
 let grpcProxy: TcpProxy;
-let idp: TestIdp;
+let idp: TestOidcProvider;
 let resource: ProtectedResource;
 
 before(async () => {
@@ -43,7 +42,7 @@ before(async () => {
   if (!(await serverAvailable("postgres"))) return;
   const gatewayPort = await freePort();
   const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
-  idp = await startTestIdp(`${gatewayUrl}/auth/callback`);
+  idp = await startTestOidcProvider({ redirectUri: `${gatewayUrl}/auth/callback` });
   resource = await startProtectedResource(idp.userinfoEndpoint);
   pg = await createTestPostgres();
   broker = await startBrokerService({
@@ -114,7 +113,8 @@ test("connect, token, fetch, expire, refresh through the gateway, revoke, 410 as
     workspace_id: workspaceId,
     return_url: "http://localhost:3000/connected",
   });
-  const callback = await idp.authorize(started.authorization_url);
+  const callback = new URL(idp.redirectUri);
+  callback.search = (await idp.authorize(started.authorization_url)).toString();
   assert.equal(callback.origin + callback.pathname, `${gateway.urls.rest}/auth/callback`);
   const landed = await fetch(callback, { redirect: "manual" });
   assert.equal(landed.status, 303, await landed.clone().text());
@@ -132,7 +132,7 @@ test("connect, token, fetch, expire, refresh through the gateway, revoke, 410 as
   const fetcher = sdk.createFetcher(connectionId, { workspaceId });
   const first = await fetcher(`${resource.url}/data`);
   assert.equal(first.status, 200);
-  assert.deepEqual(await first.json(), { resource: "secret-data", user: "agent-owner" });
+  assert.deepEqual(await first.json(), { resource: "secret-data", user: "user-1" });
   const session = await sdk.createAgentSession({
     agent_id: "agent-7",
     connection_id: connectionId,

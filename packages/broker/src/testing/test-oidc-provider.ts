@@ -7,6 +7,8 @@ export interface TestOidcProvider {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
+  /** Answers 200 only for a live access token: a protected resource can check bearers with it. */
+  userinfoEndpoint: string;
   /** Token endpoint requests by grant_type, counted as they arrive. */
   tokenRequests: Map<string, number>;
   /** Holds every refresh_token grant until the returned function is called. */
@@ -19,14 +21,21 @@ export interface TestOidcProvider {
   close(): Promise<void>;
 }
 
+export interface TestOidcProviderOptions {
+  /** The client's one registered redirect URI; default a broker callback nothing listens on. */
+  redirectUri?: string;
+}
+
 /**
  * A certified OpenID Provider (`oidc-provider`) on loopback with refresh tokens always issued and
  * always rotated, and RFC 7009 revocation on.
  */
-export async function startTestOidcProvider(): Promise<TestOidcProvider> {
+export async function startTestOidcProvider(
+  options: TestOidcProviderOptions = {},
+): Promise<TestOidcProvider> {
   const clientId = "atrium-broker-test";
   const clientSecret = "test-client-secret-0123456789abcdef";
-  const redirectUri = "http://127.0.0.1:9/callback";
+  const redirectUri = options.redirectUri ?? "http://127.0.0.1:9/callback";
   const tokenRequests = new Map<string, number>();
   let hold: { arrived: () => void; gate: Promise<void> } | undefined;
 
@@ -115,11 +124,16 @@ export async function startTestOidcProvider(): Promise<TestOidcProvider> {
     throw new Error("too many redirects during authorization");
   }
 
+  const discovery = (await (
+    await fetch(`${issuer}/.well-known/openid-configuration`)
+  ).json()) as Record<string, string>;
+
   return {
     issuer,
     clientId,
     clientSecret,
     redirectUri,
+    userinfoEndpoint: discovery.userinfo_endpoint,
     tokenRequests,
     holdRefreshes() {
       let arrived!: () => void;
