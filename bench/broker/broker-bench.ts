@@ -7,40 +7,15 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
-
-interface CannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)("autocannon") as (
-  options: Record<string, unknown>,
-) => Promise<CannonResult>;
+import { autocannon, sequential } from "../lib/load.js";
 
 const dueConnections = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const rate = Number(process.env.BENCH_RATE ?? 1_000);
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-/** One at a time: the cost of a single operation without queueing behind others. */
-async function sequential(count: number, run: (i: number) => Promise<unknown>) {
-  const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = process.hrtime.bigint();
-    await run(i);
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
-}
 
 /** A token endpoint that rotates refresh tokens and counts refreshes per refresh token. */
 async function startTokenEndpoint() {

@@ -12,6 +12,7 @@ import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { serverAvailable } from "@atrium/kit/testing";
+import { percentile, round } from "../lib/load.js";
 import type { Command, Mode } from "./stream-server.js";
 
 const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -86,12 +87,6 @@ function follow(url: string, agent: Agent): Promise<ClientResult> {
     req.end();
   });
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0
-    ? Number.NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const round = (n: number) => Math.round(n * 100) / 100;
 
 async function run(mode: Mode) {
   const { child, call } = startServer();

@@ -8,22 +8,12 @@
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
-
-interface CannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)("autocannon") as (
-  options: Record<string, unknown>,
-) => Promise<CannonResult>;
+import { autocannon, type CannonResult, round, sequential } from "../lib/load.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -120,24 +110,15 @@ async function main() {
       params,
     );
 
-    const sequential = async (
+    const oneByOne = async (
       base: string,
       path: (id: string) => string,
       headers: Record<string, string> = {},
     ) => {
-      const samples: number[] = [];
-      for (let i = 0; i < 2 * ids.length; i++) {
-        const started = process.hrtime.bigint();
-        await fetch(`${base}${path(ids[i % ids.length])}`, { headers }).then((r) =>
-          r.arrayBuffer(),
-        );
-        samples.push(Number(process.hrtime.bigint() - started) / 1e6);
-      }
-      samples.sort((a, b) => a - b);
-      const at = (p: number) =>
-        Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 100) /
-        100;
-      return { p50_ms: at(0.5), p99_ms: at(0.99) };
+      const { p50, p99 } = await sequential(2 * ids.length, (i) =>
+        fetch(`${base}${path(ids[i % ids.length])}`, { headers }).then((r) => r.arrayBuffer()),
+      );
+      return { p50_ms: round(p50), p99_ms: round(p99) };
     };
     const run = async (
       base: string,
@@ -159,20 +140,20 @@ async function main() {
     };
     // One at a time first: the latency a call adds, without queueing on a saturated machine.
     const oneAtATime = {
-      "gateway /v1/token, gRPC to broker": await sequential(
+      "gateway /v1/token, gRPC to broker": await oneByOne(
         viaGrpc.urls.rest,
         (id) => `/v1/token/${id}`,
       ),
-      "gateway /v1/token, REST to broker": await sequential(
+      "gateway /v1/token, REST to broker": await oneByOne(
         viaRest.urls.rest,
         (id) => `/v1/token/${id}`,
       ),
-      "broker /connections/{id}/token (direct)": await sequential(
+      "broker /connections/{id}/token (direct)": await oneByOne(
         broker.urls.rest,
         (id) => `/connections/${id}/token`,
         { "x-api-key": brokerKey },
       ),
-      "no-op HTTP (gateway /health)": await sequential(viaGrpc.urls.rest, () => "/health"),
+      "no-op HTTP (gateway /health)": await oneByOne(viaGrpc.urls.rest, () => "/health"),
     };
     const noop = await run(viaGrpc.urls.rest, () => "/health");
     const direct = await run(broker.urls.rest, (id) => `/connections/${id}/token`, {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "@atrium/kit";
 import { createVectorSearch, type Embedder, migrateMemory } from "@atrium/memory";
+import { percentile } from "../lib/load.js";
 
 const topics = [
   "espresso grinder",
@@ -30,9 +31,6 @@ function syntheticText(i: number): string {
   const t2 = topics[(i * 7 + 3) % topics.length];
   return `User asked about ${t1} and ${t2}; notes ${words[i % 16]} ${words[(i >> 4) % 16]} ${words[(i >> 8) % 16]} item ${i}.`;
 }
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
 /**
  * One user's chains on one database, grown tier by tier, and SearchMemory's database work timed

@@ -11,7 +11,6 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -22,26 +21,13 @@ import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { createHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { autocannon, percentile, round } from "../lib/load.js";
 import { createBenchSearch } from "./bench-search.js";
-
-interface CannonResult {
-  requests: { average: number; total: number };
-  latency: { p50: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-}
-const autocannon = createRequire(import.meta.url)("autocannon") as (
-  options: Record<string, unknown>,
-) => Promise<CannonResult>;
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 const rate = Number(process.env.BENCH_RATE ?? 1000);
 const tiers = (process.env.BENCH_TIERS ?? "1000,10000,100000").split(",").map(Number);
 const searches = Number(process.env.BENCH_SEARCHES ?? 30);
-
-const percentile = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-const round = (x: number) => Math.round(x * 100) / 100;
 
 interface Row {
   name: string;
