@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { AtriumError, Code, type Sql, type SqlExecutor } from "@atrium/kit";
-import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
+import { type AuditEventInput, type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { secretFingerprint } from "../vault/key-material.js";
 import { type ProviderInput, validateProviderRegistration } from "./provider-rules.js";
@@ -127,6 +127,27 @@ export function redactProviderPayload(fields: ProviderFields): Record<string, un
     } else out[key] = value;
   }
   return out;
+}
+
+/** The audit event of a PUT or PATCH: what the caller sent (redacted), not the merged result. */
+function providerUpdated(
+  row: ProviderRecord,
+  method: "PUT" | "PATCH",
+  sent: ProviderFields,
+  caller: CallerContext,
+): AuditEventInput {
+  return {
+    eventType: "provider.updated",
+    resourceId: row.id,
+    caller,
+    data: {
+      provider_id: row.id,
+      provider_name: row.name,
+      method,
+      changes: redactProviderPayload(sent),
+      secret_rotated: sent.client_secret !== undefined && sent.client_secret !== "",
+    },
+  };
 }
 
 function recordToFields(row: ProviderRecord): ProviderFields {
@@ -263,18 +284,7 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
       const existing = await fetch(sql, id);
       validate(fields, hasSecret(existing));
       return write(id, fields, true, (tx, row) =>
-        writeAuditEvent(tx, {
-          eventType: "provider.updated",
-          resourceId: row.id,
-          caller,
-          data: {
-            provider_id: row.id,
-            provider_name: row.name,
-            method: "PUT",
-            changes: redactProviderPayload(fields),
-            secret_rotated: fields.client_secret !== undefined && fields.client_secret !== "",
-          },
-        }),
+        writeAuditEvent(tx, providerUpdated(row, "PUT", fields, caller)),
       );
     },
 
@@ -292,18 +302,7 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
       for (const column of TEXT_COLUMNS) if (merged[column] === "") delete merged[column];
       validate(merged, hasSecret(existing));
       return write(id, merged, true, (tx, row) =>
-        writeAuditEvent(tx, {
-          eventType: "provider.updated",
-          resourceId: row.id,
-          caller,
-          data: {
-            provider_id: row.id,
-            provider_name: row.name,
-            method: "PATCH",
-            changes: redactProviderPayload(sent),
-            secret_rotated: sent.client_secret !== undefined && sent.client_secret !== "",
-          },
-        }),
+        writeAuditEvent(tx, providerUpdated(row, "PATCH", sent, caller)),
       );
     },
 
