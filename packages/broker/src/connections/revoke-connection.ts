@@ -1,5 +1,6 @@
 import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
+import type { ProviderRecord } from "../providers/provider-store.js";
 import { connectionNotFound } from "./connection-errors.js";
 import {
   type ConnectionRecord,
@@ -31,6 +32,7 @@ export async function revokeConnection(
   request: RevokeRequest,
 ): Promise<RevocationResult> {
   const reason = request.reason ?? "";
+  const target = await resolveUpstream(ctx, request.id);
   return ctx.sql.transaction(async (tx) => {
     const timeout = Math.max(1, Math.floor(ctx.settings.teardownTimeoutMs));
     await tx.query(`SET LOCAL lock_timeout = ${timeout}`);
@@ -47,7 +49,7 @@ export async function revokeConnection(
       return { connection_id: row.id, ...row.revocation };
     }
 
-    const upstream = await revokeUpstream(ctx, row);
+    const upstream = await revokeUpstream(ctx, target, row);
     const revokedAt = new Date();
     const outcome: RevocationOutcome = {
       token_deleted: true,
@@ -88,14 +90,50 @@ export async function revokeConnection(
   });
 }
 
+/** Where and how to revoke upstream, or why that cannot be done. */
+type UpstreamTarget = { provider: ProviderRecord; secret: string | undefined } | { error: string };
+
+/**
+ * Resolved before the transaction opens: PGlite has one connection, so the provider read (through
+ * the store's own `Sql`) would wait forever inside it; and discovery or an external secret
+ * backend should not hold the row lock either. A failure here is recorded as the upstream
+ * outcome; the local teardown still happens.
+ */
+async function resolveUpstream(
+  ctx: BrokerContext,
+  id: string,
+): Promise<UpstreamTarget | undefined> {
+  const { rows } = await ctx.sql.query<Pick<ConnectionRecord, "provider_id" | "auth_type">>(
+    "SELECT provider_id, auth_type FROM broker_connections WHERE id = $1",
+    [id],
+  );
+  // Unknown rows are reported by the transaction; provider_id and auth_type never change.
+  if (rows[0]?.auth_type !== "oauth2") return undefined;
+  try {
+    const provider = await ctx.providers.get(rows[0].provider_id);
+    if (!(await ctx.oauth.revocationEndpoint(provider))) {
+      return { error: "provider advertises no revocation endpoint" };
+    }
+    return { provider, secret: await ctx.providers.clientSecret(provider) };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : "provider could not be resolved";
+    ctx.logger.warn({ connectionId: id, reason: message }, "upstream revocation failed");
+    return { error: message };
+  }
+}
+
 /** RFC 7009: refresh token first (revokes the grant at most providers), then the access token. */
 async function revokeUpstream(
   ctx: BrokerContext,
+  target: UpstreamTarget | undefined,
   row: ConnectionRecord,
 ): Promise<{ revoked: boolean; error: string }> {
   if (row.auth_type !== "oauth2") {
     return { revoked: false, error: `${row.auth_type} credentials have no upstream revocation` };
   }
+  // Only when the row appeared between the look-up and the lock.
+  if (!target) return { revoked: false, error: "provider could not be resolved" };
+  if ("error" in target) return { revoked: false, error: target.error };
   let credential: Credential;
   try {
     credential = openCredential(ctx.vault, row);
@@ -104,16 +142,12 @@ async function revokeUpstream(
   }
   const signal = AbortSignal.timeout(ctx.settings.revocationTimeoutMs);
   try {
-    const provider = await ctx.providers.get(row.provider_id);
-    const endpoint = await ctx.oauth.revocationEndpoint(provider);
-    if (!endpoint) return { revoked: false, error: "provider advertises no revocation endpoint" };
-    const secret = await ctx.providers.clientSecret(provider);
     const tokens: [string | undefined, "refresh_token" | "access_token"][] = [
       [credential.refresh_token, "refresh_token"],
       [credential.access_token, "access_token"],
     ];
     for (const [token, hint] of tokens) {
-      if (token) await ctx.oauth.revoke(provider, secret, token, hint, signal);
+      if (token) await ctx.oauth.revoke(target.provider, target.secret, token, hint, signal);
     }
     return { revoked: true, error: "" };
   } catch (error) {

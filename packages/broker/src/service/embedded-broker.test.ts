@@ -13,7 +13,9 @@ import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
 import { startBrokerService } from "./start-broker-service.js";
 
-test("embedded (PGlite) broker: migrations, static capture, refresh, revocation", async (t) => {
+test("embedded (PGlite) broker: migrations, static capture, refresh, revocation", {
+  timeout: 60_000,
+}, async (t) => {
   const upstream = createServer((req, res) => {
     req.resume();
     res.setHeader("content-type", "application/json");
