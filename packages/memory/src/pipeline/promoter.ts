@@ -103,6 +103,7 @@ export function createPromoter(options: PromoterOptions) {
     const promoted = await promoteChains();
     const archived = await archiveChains();
     const graphsAnalysed = await runGraphAnalytics();
+    await vectorSearch.refreshStatistics();
     return { closed, promoted, archived, graphsAnalysed };
   }
 

@@ -30,6 +30,11 @@ export interface VectorSearch {
   upsert(tx: SqlExecutor, chain: IndexedChain): Promise<void>;
   /** Takes archived chains out of the index. */
   remove(tx: SqlExecutor, chainIds: string[]): Promise<void>;
+  /**
+   * Refreshes planner statistics of the vector table. PGlite has no autovacuum: without this
+   * the planner may never learn the table grew and keep sorting it instead of using the index.
+   */
+  refreshStatistics(): Promise<void>;
   search(query: VectorQuery): Promise<VectorHit[]>;
 }
 
@@ -69,6 +74,7 @@ function createExactSearch(sql: Sql): VectorSearch {
     kind: "exact",
     async upsert() {},
     async remove() {},
+    async refreshStatistics() {},
     search: (query) => index.search(query),
   };
 }
@@ -97,8 +103,13 @@ async function createHnswSearch(sql: Sql, dimensions: number): Promise<VectorSea
      WHERE cardinality(c.embedding) = ${dimensions} AND c.status <> 'archived'
        AND NOT EXISTS (SELECT 1 FROM memory_chain_vectors v WHERE v.chain_id = c.id)`,
   );
+  const refreshStatistics = async () => {
+    await sql.query("ANALYZE memory_chain_vectors");
+  };
+  await refreshStatistics();
   return {
     kind: "hnsw",
+    refreshStatistics,
     async upsert(tx, chain) {
       await tx.query(
         `INSERT INTO memory_chain_vectors (chain_id, tenant_id, user_id, agent_id, metadata, embedding)
