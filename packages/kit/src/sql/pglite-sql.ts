@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdir } from "node:fs/promises";
 import { PGlite, type Results } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
@@ -31,6 +32,35 @@ async function run<Row>(
 }
 
 /**
+ * A statement on the outer Sql issued from inside a transaction callback can only run once that
+ * transaction ends, so it waits for the end; if the callback awaits it, the end never comes. Past
+ * this wait it fails naming the mistake instead of hanging. Long enough for a statement that work
+ * started in the callback (not awaited there) queues behind a slow transaction.
+ */
+const OWN_TRANSACTION_WAIT_MS = 10_000;
+
+interface TransactionState {
+  open: boolean;
+  ended: Promise<void>;
+  end(): void;
+}
+
+function transactionState(): TransactionState {
+  let resolve!: () => void;
+  const state: TransactionState = {
+    open: true,
+    ended: new Promise<void>((r) => {
+      resolve = r;
+    }),
+    end() {
+      state.open = false;
+      resolve();
+    },
+  };
+  return state;
+}
+
+/**
  * The SQL port on PGlite (Postgres compiled to WASM) with pgvector. PGlite has one connection:
  * its `query` and `transaction` share one lock, so a statement issued while a transaction runs
  * waits for it to end instead of landing inside it.
@@ -46,20 +76,49 @@ export async function createPgliteSql(options: PgliteSqlOptions = {}): Promise<S
   }
 
   let closing: Promise<void> | undefined;
+  // Marks the async context of each running transaction callback (see afterOwnTransaction).
+  const inTransaction = new AsyncLocalStorage<TransactionState>();
+  const afterOwnTransaction = async (what: string) => {
+    const state = inTransaction.getStore();
+    if (!state?.open) return;
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `${what} on the outer Sql inside sql.transaction() waited ${OWN_TRANSACTION_WAIT_MS} ms: ` +
+                "PGlite has one connection, so it runs only after that transaction ends; " +
+                "use the transaction's executor (tx)",
+            ),
+          ),
+        OWN_TRANSACTION_WAIT_MS,
+      );
+    });
+    try {
+      await Promise.race([state.ended, stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
 
   return {
     dialect: "pglite",
 
-    query<Row>(text: string, params?: unknown[]) {
+    async query<Row>(text: string, params?: unknown[]) {
+      await afterOwnTransaction("a query");
       return run<Row>(db, text, params);
     },
 
-    transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      await afterOwnTransaction("a nested transaction");
       return db.transaction(async (pgliteTx) => {
         const scope = createTransactionScope((text, params) => run(pgliteTx, text, params));
+        const state = transactionState();
         try {
-          return await fn(scope.tx);
+          return await inTransaction.run(state, () => fn(scope.tx));
         } finally {
+          state.end();
           scope.end();
         }
       });
@@ -70,11 +129,12 @@ export async function createPgliteSql(options: PgliteSqlOptions = {}): Promise<S
     },
 
     async ping() {
+      await afterOwnTransaction("ping");
       await db.query("SELECT 1");
     },
 
     close() {
-      closing ??= db.close();
+      closing ??= db.close().finally(() => inTransaction.disable());
       return closing;
     },
   };

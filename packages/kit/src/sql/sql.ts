@@ -28,7 +28,8 @@ export interface Sql extends SqlExecutor {
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws.
    * Inside `fn`, use only `tx`: PGlite has a single connection, so awaiting the outer `Sql`
-   * there waits for this very transaction to end.
+   * there waits for this very transaction to end (PGlite's adapter fails it after 10 s, naming
+   * the mistake).
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /** True when the pgvector extension can be used (always for PGlite). */
