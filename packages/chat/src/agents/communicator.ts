@@ -1,3 +1,5 @@
+import type { GatewayClient } from "@atrium/sdk";
+import type { PendingItem } from "../kernel/kernel-types.js";
 import {
   type AgentResult,
   ask,
@@ -6,21 +8,75 @@ import {
   type StepContext,
   type SubAgent,
 } from "../kernel/step-context.js";
+import { reconnectNeeded, sendWithConnection } from "./connection-send.js";
+import type { UrlPolicy } from "./url-policy.js";
 
 export interface CommunicatorOptions {
   /** Where messages are sent: a JSON POST of `{text, workflow_id, agent_id}` (Slack-compatible). */
   webhookUrl?: string;
+  /** The gateway whose broker connections can send; without it only the webhook can. */
+  gateway?: GatewayClient;
+  /** The connection to send with when the request names none (`context.connection_id`). */
+  connectionId?: string;
+  /** Where a connection sends when the request names no `context.send_url`. */
+  sendUrl?: string;
+  /** Hosts a connection's credential may be sent to. */
+  sendPolicy: UrlPolicy;
   /** Sending waits for `context.approved === true` unless this is false. Default true. */
   requireApproval?: boolean;
   timeoutMs?: number;
 }
 
+type Channel =
+  | { kind: "webhook"; url: string }
+  | { kind: "connection"; connectionId: string; url: string; gateway: GatewayClient }
+  | { kind: "missing"; detail: string };
+
+const text = (value: unknown): string | undefined =>
+  typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
+
+/** A connection (named by the request or configured) wins over the webhook. */
+function channelFor(options: CommunicatorOptions, context: Record<string, unknown>): Channel {
+  const connectionId = text(context.connection_id) ?? options.connectionId;
+  if (connectionId) {
+    if (!options.gateway) {
+      return {
+        kind: "missing",
+        detail: `GATEWAY_URL is not configured, so connection ${connectionId} cannot send`,
+      };
+    }
+    const url = text(context.send_url) ?? options.sendUrl;
+    if (!url) {
+      return {
+        kind: "missing",
+        detail: `no URL to send to with connection ${connectionId}: set context.send_url or COMMUNICATOR_SEND_URL`,
+      };
+    }
+    return { kind: "connection", connectionId, url, gateway: options.gateway };
+  }
+  if (options.webhookUrl) return { kind: "webhook", url: options.webhookUrl };
+  return {
+    kind: "missing",
+    detail:
+      "COMMUNICATOR_WEBHOOK_URL is not configured and no connection was named (context.connection_id or COMMUNICATOR_CONNECTION_ID)",
+  };
+}
+
+const held = (draft: string, summary: string, pending: PendingItem, extra = {}): AgentResult => ({
+  status: "yield",
+  summary: `${summary}:\n\n${draft}`,
+  payload: { draft, ...extra },
+  pending: [pending],
+});
+
 /**
- * Drafts a message (with the LLM, or the task text as given without one) and sends it through
- * the configured webhook. A missing webhook or a send nobody approved yields with the draft.
+ * Drafts a message (with the LLM, or the task text as given without one) and sends it through the
+ * configured webhook or with a broker connection's credential. A missing channel, a send nobody
+ * approved or a connection a human must repair yields with the draft.
  */
 export function createCommunicator(options: CommunicatorOptions): SubAgent {
   const requireApproval = options.requireApproval ?? true;
+  const timeoutMs = options.timeoutMs ?? 10_000;
   return {
     role: "communicator",
     async run(step: StepContext): Promise<AgentResult> {
@@ -46,51 +102,88 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
             )
           ).trim()
         : step.task.trim();
-      if (!options.webhookUrl) {
-        return {
-          status: "yield",
-          summary: `Draft ready, but no channel is configured to send it:\n\n${draft}`,
-          payload: { draft },
-          pending: [{ kind: "credentials", detail: "COMMUNICATOR_WEBHOOK_URL is not configured" }],
-        };
+      const channel = channelFor(options, step.context);
+      if (channel.kind === "missing") {
+        return held(draft, "Draft ready, but no channel is configured to send it", {
+          kind: "credentials",
+          detail: channel.detail,
+        });
+      }
+      if (channel.kind === "connection" && !options.sendPolicy.allows(channel.url)) {
+        return held(draft, `Draft ready; sending to ${channel.url} needs approval`, {
+          kind: "approval",
+          detail: `sending with connection ${channel.connectionId} to ${channel.url} needs approval: its host is not named in AGENT_ALLOWED_HOSTS`,
+        });
       }
       if (requireApproval && step.context.approved !== true) {
+        return held(
+          draft,
+          "Draft ready; send it by repeating the request with context.approved = true",
+          { kind: "approval", detail: "sending this message needs approval" },
+        );
+      }
+      const message = { text: draft, workflow_id: step.trace.workflowId, agent_id: step.agentId };
+      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), step.signal]);
+      if (channel.kind === "webhook") {
+        const status = await runTool(
+          step,
+          "communicator",
+          "webhook.send",
+          { chars: draft.length },
+          async () => {
+            const response = await fetch(channel.url, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify(message),
+              signal,
+            });
+            await response.body?.cancel();
+            if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
+            return response.status;
+          },
+        );
         return {
-          status: "yield",
-          summary: `Draft ready; send it by repeating the request with context.approved = true:\n\n${draft}`,
-          payload: { draft },
-          pending: [{ kind: "approval", detail: "sending this message needs approval" }],
+          status: "success",
+          summary: `Sent:\n\n${draft}`,
+          payload: { draft, webhook_status: status },
         };
       }
-      const webhookUrl = options.webhookUrl;
-      const status = await runTool(
-        step,
-        "communicator",
-        "webhook.send",
-        { chars: draft.length },
-        async () => {
-          const response = await fetch(webhookUrl, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({
-              text: draft,
-              workflow_id: step.trace.workflowId,
-              agent_id: step.agentId,
+      const { connectionId, url, gateway } = channel;
+      const target = text(step.context.channel);
+      let status: number;
+      try {
+        // The arguments name the connection and host only: the token stays inside the SDK.
+        status = await runTool(
+          step,
+          "communicator",
+          "connection.send",
+          { connection_id: connectionId, host: new URL(url).host, chars: draft.length },
+          () =>
+            sendWithConnection(gateway, {
+              connectionId,
+              url,
+              workspaceId: text(step.context.workspace_id),
+              body: target ? { ...message, channel: target } : message,
+              signal,
             }),
-            signal: AbortSignal.any([
-              AbortSignal.timeout(options.timeoutMs ?? 10_000),
-              step.signal,
-            ]),
-          });
-          await response.body?.cancel();
-          if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
-          return response.status;
-        },
-      );
+        );
+      } catch (error) {
+        const detail = reconnectNeeded(error, connectionId);
+        if (!detail) throw error;
+        return held(
+          draft,
+          `Draft ready, but connection ${connectionId} cannot send it`,
+          {
+            kind: "credentials",
+            detail,
+          },
+          { connection_id: connectionId },
+        );
+      }
       return {
         status: "success",
         summary: `Sent:\n\n${draft}`,
-        payload: { draft, webhook_status: status },
+        payload: { draft, connection_id: connectionId, send_status: status },
       };
     },
   };

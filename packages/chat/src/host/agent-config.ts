@@ -40,6 +40,10 @@ const schema = z.object({
   CHROMIUM_PATH: envString().optional(),
   COMMUNICATOR_WEBHOOK_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   COMMUNICATOR_REQUIRE_APPROVAL: envBoolean().default(true),
+  COMMUNICATOR_CONNECTION_ID: envString().optional(),
+  COMMUNICATOR_SEND_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  GATEWAY_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  GATEWAY_API_KEY: envString().optional(),
   SANDBOX_TIMEOUT: envDuration().default(5000),
   SANDBOX_MEMORY_MB: envInteger({ min: 8, max: 4096 }).default(64),
 });
@@ -59,6 +63,9 @@ export interface AgentConfig {
   chromiumPath?: string;
   webhookUrl?: string;
   requireSendApproval: boolean;
+  gateway?: { url: string; apiKey?: string };
+  sendConnectionId?: string;
+  sendUrl?: string;
   sandbox: { timeoutMs: number; memoryMb: number };
 }
 
@@ -101,6 +108,11 @@ export function loadAgentConfig(env: Env): AgentConfig {
     chromiumPath: c.CHROMIUM_PATH,
     webhookUrl: c.COMMUNICATOR_WEBHOOK_URL?.toString(),
     requireSendApproval: c.COMMUNICATOR_REQUIRE_APPROVAL,
+    gateway: c.GATEWAY_URL
+      ? { url: c.GATEWAY_URL.toString(), apiKey: c.GATEWAY_API_KEY }
+      : undefined,
+    sendConnectionId: c.COMMUNICATOR_CONNECTION_ID,
+    sendUrl: c.COMMUNICATOR_SEND_URL?.toString(),
     sandbox: { timeoutMs: c.SANDBOX_TIMEOUT, memoryMb: c.SANDBOX_MEMORY_MB },
   };
 }

@@ -64,6 +64,9 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       chromiumPath: config.chromiumPath,
       communicatorWebhookUrl: config.webhookUrl,
       requireSendApproval: config.requireSendApproval,
+      gateway: config.gateway,
+      communicatorConnectionId: config.sendConnectionId,
+      communicatorSendUrl: config.sendUrl,
       sandbox: config.sandbox,
     });
     const host = createServiceHost({

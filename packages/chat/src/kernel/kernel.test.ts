@@ -171,9 +171,12 @@ test("the communicator yields without a webhook or approval, and sends with both
   t.after(() => unconfigured.close());
   const missing = await unconfigured.run("send a message to the team: release is out");
   assert.equal(missing.output.status, "yield");
-  assert.deepEqual(missing.output.metadata.pending, [
-    { kind: "credentials", detail: "COMMUNICATOR_WEBHOOK_URL is not configured" },
-  ]);
+  assert.equal(missing.output.metadata.pending?.length, 1);
+  assert.equal(missing.output.metadata.pending?.[0].kind, "credentials");
+  assert.match(
+    missing.output.metadata.pending?.[0].detail ?? "",
+    /COMMUNICATOR_WEBHOOK_URL is not configured and no connection was named/,
+  );
 
   const { server, llm } = await withLlm((req) =>
     req.response_format
