@@ -133,8 +133,13 @@ test("connect, token, fetch, expire, refresh through the gateway, revoke, 410 as
   const first = await fetcher(`${resource.url}/data`);
   assert.equal(first.status, 200);
   assert.deepEqual(await first.json(), { resource: "secret-data", user: "user-1" });
+  const agent = await fetch(`${broker.urls.rest}/agents`, {
+    method: "POST",
+    headers: { "x-api-key": brokerKey, "content-type": "application/json" },
+    body: JSON.stringify({ workspace_id: workspaceId, name: "agent-7" }),
+  }).then((r) => r.json() as Promise<{ id: string }>);
   const session = await sdk.createAgentSession({
-    agent_id: "agent-7",
+    agent_id: agent.id,
     connection_id: connectionId,
     workspace_id: workspaceId,
   });

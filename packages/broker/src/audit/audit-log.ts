@@ -11,6 +11,8 @@ export const AUDIT_EVENT_TYPES = [
   "token.exchange_failed",
   "token.storage_failed",
   "token.refresh_fatal",
+  "agent.created",
+  "agent.disabled",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -44,8 +44,9 @@ test("revocation: a hanging provider cannot keep the credential alive; agent ses
      VALUES ($1, 'ws', $2, 'oauth2', 'active', $3, now() + interval '1 hour')`,
     [id, provider.body.id, sealCredential(vault, id, { access_token: "a", refresh_token: "r" })],
   );
+  const agent = await broker.call("POST", "/agents", { workspace_id: "ws", name: "agent-7" });
   const session = await broker.call("POST", "/agent-sessions", {
-    agent_id: "agent-7",
+    agent_id: agent.body.id,
     connection_id: id,
   });
   assert.equal(session.body.status, "open");

@@ -3,12 +3,14 @@ import { AtriumError, Code, callerAddressKey } from "@atrium/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import { createAgentStore } from "../agents/agent-store.js";
 import { type AuditEventRow, type CallerContext, queryAuditEvents } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "../connections/connection-record.js";
 import type { ConnectionService } from "../connections/connection-service.js";
 import type { ProviderField, ProviderFields, ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
+import { createAgentHandlers } from "./agent-handlers.js";
 
 export function callerFrom(context: HandlerContext): CallerContext {
   return {
@@ -17,7 +19,7 @@ export function callerFrom(context: HandlerContext): CallerContext {
   };
 }
 
-const ts = (date: Date | null | undefined): Timestamp | undefined =>
+export const ts = (date: Date | null | undefined): Timestamp | undefined =>
   date ? timestampFromDate(date) : undefined;
 
 export function providerMessage(
@@ -334,29 +336,7 @@ export function createBrokerHandlers(
       };
     },
 
-    async createAgentSession(request) {
-      if (!request.agentId) throw new AtriumError(Code.InvalidArgument, "agent_id is required");
-      const connection = await connections.get(
-        request.connectionId,
-        request.workspaceId || undefined,
-      );
-      if (connection.revoked_at)
-        throw new AtriumError(Code.FailedPrecondition, "connection is revoked");
-      const { rows } = await ctx.sql.query<AgentSessionRow>(
-        `INSERT INTO broker_agent_sessions (id, agent_id, connection_id, workspace_id)
-         VALUES (gen_random_uuid()::text, $1, $2, $3) RETURNING *`,
-        [request.agentId, connection.id, connection.workspace_id],
-      );
-      return agentSession(rows[0]);
-    },
-    async getAgentSession(request) {
-      const { rows } = await ctx.sql.query<AgentSessionRow>(
-        "SELECT * FROM broker_agent_sessions WHERE id = $1",
-        [request.id],
-      );
-      if (!rows[0]) throw new AtriumError(Code.NotFound, `agent session ${request.id} not found`);
-      return agentSession(rows[0]);
-    },
+    ...createAgentHandlers(createAgentStore(ctx.sql), connections),
 
     async listAuditEvents(request) {
       const page = await queryAuditEvents(ctx.sql, {
@@ -374,29 +354,5 @@ export function createBrokerHandlers(
         offset: page.offset,
       };
     },
-  };
-}
-
-interface AgentSessionRow {
-  id: string;
-  agent_id: string;
-  connection_id: string;
-  workspace_id: string;
-  status: string;
-  close_reason: string;
-  created_at: Date;
-  closed_at: Date | null;
-}
-
-function agentSession(row: AgentSessionRow): MessageInitShape<typeof brokerV1.AgentSessionSchema> {
-  return {
-    id: row.id,
-    agentId: row.agent_id,
-    connectionId: row.connection_id,
-    workspaceId: row.workspace_id,
-    status: row.status,
-    createdAt: ts(row.created_at),
-    closedAt: ts(row.closed_at),
-    closeReason: row.close_reason,
   };
 }

@@ -149,3 +149,51 @@ test("gRPC: ALLOWED_CIDRS and TRUSTED_PROXIES apply as on REST; audit caller_ip 
   assert.equal(ipOf(created.response?.id), "10.1.2.3");
   assert.equal(ipOf(unproxied.response?.id), "127.0.0.1");
 });
+
+test("gRPC: agent lifecycle and its audit events", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({ sql: pg.sql });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+  });
+  const call = brokerClient(broker, t);
+
+  const invalid = await call("CreateAgent", { workspace_id: "ws" }, broker.apiKey);
+  assert.equal(invalid.error?.code, grpc.status.INVALID_ARGUMENT);
+  assert.match(String(invalid.error?.details), /name is required/);
+  const created = await call(
+    "CreateAgent",
+    { workspace_id: "ws", name: "grpc-agent", description: "d", metadata: { k: "v" } },
+    broker.apiKey,
+  );
+  assert.equal(created.error, null);
+  const id = created.response?.id;
+  const duplicate = await call(
+    "CreateAgent",
+    { workspace_id: "ws", name: "grpc-agent" },
+    broker.apiKey,
+  );
+  assert.equal(duplicate.error?.code, grpc.status.ALREADY_EXISTS);
+  const listed = await call("ListAgents", { workspace_id: "ws" }, broker.apiKey);
+  assert.equal((listed.response?.agents as unknown[] | undefined)?.length, 1);
+  assert.equal((await call("GetAgent", { id }, broker.apiKey)).response?.name, "grpc-agent");
+  assert.equal(
+    (await call("GetAgent", { id: "nope" }, broker.apiKey)).error?.code,
+    grpc.status.NOT_FOUND,
+  );
+  const disabled = await call("DisableAgent", { id }, broker.apiKey);
+  assert.ok(disabled.response?.disabled_at);
+  const session = await call(
+    "CreateAgentSession",
+    { agent_id: id, connection_id: "missing" },
+    broker.apiKey,
+  );
+  assert.equal(session.error?.code, grpc.status.NOT_FOUND, "the connection is checked first");
+  const audit = await call("ListAuditEvents", { resource_id: id }, broker.apiKey);
+  assert.deepEqual(
+    (audit.response?.events as { event_type: string }[] | undefined)?.map((e) => e.event_type),
+    ["agent.disabled", "agent.created"],
+  );
+});
