@@ -115,6 +115,44 @@ describe("gateway service", () => {
       assert.equal(listed.body.connections[0].workspace_id, "ws-7");
     });
 
+    it("registers, lists, reads and disables agents through the broker", async () => {
+      const send = (method: string, path: string, body: unknown) =>
+        fetch(`${gateway.urls.rest}${path}`, {
+          method,
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const created = await send("POST", "/v1/agents", {
+        workspace_id: "ws-3",
+        name: "planner",
+        description: "",
+        metadata: { team: "ops" },
+      });
+      assert.equal(created.status, 200);
+      const { created_at, ...rest } = (await created.json()) as Record<string, unknown>;
+      assert.ok(created_at);
+      assert.deepEqual(rest, {
+        id: "agent-1",
+        workspace_id: "ws-3",
+        name: "planner",
+        description: "",
+        metadata: { team: "ops" },
+      });
+      const invalid = await send("POST", "/v1/agents", { workspace_id: "ws-3" });
+      assert.equal(invalid.status, 400);
+      assert.match(((await invalid.json()) as { message: string }).message, /name is required/);
+      const listed = await call(gateway, "GET", "/v1/agents?workspace_id=ws-3");
+      assert.equal(listed.body.agents[0].workspace_id, "ws-3");
+      assert.equal((await call(gateway, "GET", "/v1/agents/a-2")).body.name, "planner");
+      assert.equal((await call(gateway, "GET", "/v1/agents/missing")).status, 404);
+      const disabled = await call(gateway, "DELETE", "/v1/agents/a-2");
+      assert.equal(disabled.status, 200);
+      assert.ok(disabled.body.disabled_at);
+      const refused = await send("POST", "/v1/agents/disabled/sessions", { connection_id: "c-1" });
+      assert.equal(refused.status, 412);
+      assert.match(((await refused.json()) as { message: string }).message, /agent .* disabled/);
+    });
+
     it("redirects the browser from /auth/callback to the return URL", async () => {
       const answer = await call(gateway, "GET", "/auth/callback?code=abc&state=s");
       assert.equal(answer.status, 303);

@@ -40,6 +40,8 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
   const { broker, strategies } = options;
   const connection = (summary: brokerV1.ConnectionSummary) =>
     bridge(brokerV1.ConnectionSummarySchema, summary, gatewayV1.ConnectionSchema);
+  const agent = (message: brokerV1.Agent) =>
+    bridge(brokerV1.AgentSchema, message, gatewayV1.AgentSchema);
   const checkReturnUrl = (returnUrl: string) => {
     if (
       returnUrl &&
@@ -158,6 +160,42 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
         brokerCall(context),
       );
       return connection(summary);
+    },
+    async createAgent(request, context) {
+      const created = await broker.createAgent(
+        {
+          workspaceId: request.workspaceId,
+          name: request.name,
+          description: request.description,
+          metadata: request.metadata,
+        },
+        brokerCall(context),
+      );
+      return agent(created);
+    },
+    async listAgents(request, context) {
+      const result = await broker.listAgents(
+        { workspaceId: request.workspaceId },
+        brokerCall(context),
+      );
+      return { agents: result.agents.map(agent) };
+    },
+    async getAgent(request, context) {
+      return agent(
+        await broker.getAgent(
+          { id: request.id, workspaceId: request.workspaceId },
+          brokerCall(context),
+        ),
+      );
+    },
+    async disableAgent(request, context) {
+      // The broker closes the agent's open sessions in the same transaction.
+      return agent(
+        await broker.disableAgent(
+          { id: request.id, workspaceId: request.workspaceId },
+          brokerCall(context),
+        ),
+      );
     },
     async createAgentSession(request, context) {
       const session = await broker.createAgentSession(

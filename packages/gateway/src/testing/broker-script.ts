@@ -23,7 +23,14 @@ const notActive = (id: string) =>
     httpBody: { code: "connection_not_active", message: "connection is failed" },
   });
 
-/** Connections named by their behaviour: "attention", "revoked", "failed", "missing", "slow-grpc", "sigv4", anything else is active. */
+const agent = (id: string, workspaceId: string) => ({
+  id,
+  workspaceId,
+  name: "planner",
+  createdAt: timestampFromDate(new Date()),
+});
+
+/** Agents "missing" (404) and "disabled" (sessions refused, 412). Connections named by their behaviour: "attention", "revoked", "failed", "missing", "slow-grpc", "sigv4", anything else is active. */
 export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
   const failures = (id: string) => {
     if (id === "attention") throw attention(id);
@@ -93,6 +100,27 @@ export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
         connection: { id: `conn-${request.code}`, workspaceId: "ws-1", status: "active" },
         returnUrl: "https://app.example.com/done?x=1",
       };
+    },
+    async createAgent(request) {
+      if (!request.name)
+        throw new AtriumError(Code.InvalidArgument, "invalid agent: name is required");
+      return { ...agent("agent-1", request.workspaceId), metadata: request.metadata };
+    },
+    async listAgents(request) {
+      return { agents: [agent("agent-1", request.workspaceId)] };
+    },
+    async getAgent(request) {
+      if (request.id === "missing")
+        throw new AtriumError(Code.NotFound, `agent ${request.id} not found`);
+      return agent(request.id, "ws-1");
+    },
+    async disableAgent(request) {
+      return { ...agent(request.id, "ws-1"), disabledAt: timestampFromDate(new Date()) };
+    },
+    async createAgentSession(request) {
+      if (request.agentId === "disabled")
+        throw new AtriumError(Code.FailedPrecondition, `agent ${request.agentId} is disabled`);
+      return { id: "s-1", agentId: request.agentId, connectionId: request.connectionId };
     },
     ...overrides,
   };

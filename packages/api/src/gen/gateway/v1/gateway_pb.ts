@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/gateway.proto.
  */
 export const file_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SCmdhdGV3YXkudjEigwEKEkNyZWRlbnRpYWxTdHJhdGVneRIMCgR0eXBlGAEgASgJEhMKC2hlYWRlcl9uYW1lGAIgASgJEhUKDWhlYWRlcl9wcmVmaXgYAyABKAkSEgoKcGFyYW1fbmFtZRgEIAEoCRIOCgZyZWdpb24YBSABKAkSDwoHc2VydmljZRgGIAEoCSI+Cg9HZXRUb2tlblJlcXVlc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkitgMKBVRva2VuEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEQoJYXV0aF90eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAQgASgJEhQKDGFjY2Vzc190b2tlbhgFIAEoCRISCgp0b2tlbl90eXBlGAYgASgJEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNjb3BlcxgIIAMoCRIQCghpZF90b2tlbhgJIAEoCRIPCgdhcGlfa2V5GAogASgJEhAKCHVzZXJuYW1lGAsgASgJEhAKCHBhc3N3b3JkGAwgASgJEg8KB25hbWVfaWQYDSABKAkSNQoKYXR0cmlidXRlcxgOIAMoCzIhLmdhdGV3YXkudjEuVG9rZW4uQXR0cmlidXRlc0VudHJ5EjAKCHN0cmF0ZWd5GA8gASgLMh4uZ2F0ZXdheS52MS5DcmVkZW50aWFsU3RyYXRlZ3kaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRwoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIq8BCg1SZWZyZXNoUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDWhlYWx0aF9zdGF0dXMYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmVmcmVzaGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKsAwoKQ29ubmVjdGlvbhIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkYKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEisKC2Nvbm5lY3Rpb25zGAEgAygLMhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSJLChdSZXZva2VDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIr0BChBSZXZvY2F0aW9uUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFQoNdG9rZW5fZGVsZXRlZBgCIAEoCBIYChBwcm92aWRlcl9yZXZva2VkGAMgASgIEiEKGXByb3ZpZGVyX3Jldm9jYXRpb25fZXJyb3IYBCABKAkSLgoKcmV2b2tlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJImcKFlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhIKCnJldHVybl91cmwYAyABKAkSDgoGc2NvcGVzGAQgAygJInMKF1N0YXJ0Q29ubmVjdGlvblJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKHENvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRILCgNpc3MYAyABKAkSDQoFZXJyb3IYBCABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBSABKAkiXwodQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2USKgoKY29ubmVjdGlvbhgBIAEoCzIWLmdhdGV3YXkudjEuQ29ubmVjdGlvbhISCgpyZXR1cm5fdXJsGAIgASgJIi4KF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ2Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIoCgZmaWVsZHMYAyADKAsyGC5nYXRld2F5LnYxLkNhcHR1cmVGaWVsZBITCgt2YWxpZGF0YWJsZRgEIAEoCCJ6ChhDYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB2FwaV9rZXkYAyABKAkSEAoIdXNlcm5hbWUYBCABKAkSEAoIcGFzc3dvcmQYBSABKAki3gEKDEFnZW50U2Vzc2lvbhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIVCg1jb25uZWN0aW9uX2lkGAMgASgJEhQKDHdvcmtzcGFjZV9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2xvc2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxjbG9zZV9yZWFzb24YCCABKAkiWgoZQ3JlYXRlQWdlbnRTZXNzaW9uUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIVCg1jb25uZWN0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCSIkChZHZXRBZ2VudFNlc3Npb25SZXF1ZXN0EgoKAmlkGAEgASgJMq8KCg5HYXRld2F5U2VydmljZRJdCghHZXRUb2tlbhIbLmdhdGV3YXkudjEuR2V0VG9rZW5SZXF1ZXN0GhEuZ2F0ZXdheS52MS5Ub2tlbiIhgtPkkwIbEhkvdjEvdG9rZW4ve2Nvbm5lY3Rpb25faWR9EnwKEVJlZnJlc2hDb25uZWN0aW9uEiQuZ2F0ZXdheS52MS5SZWZyZXNoQ29ubmVjdGlvblJlcXVlc3QaGS5nYXRld2F5LnYxLlJlZnJlc2hSZXN1bHQiJoLT5JMCIDoBKiIbL3YxL3JlZnJlc2gve2Nvbm5lY3Rpb25faWR9EnMKD0xpc3RDb25uZWN0aW9ucxIiLmdhdGV3YXkudjEuTGlzdENvbm5lY3Rpb25zUmVxdWVzdBojLmdhdGV3YXkudjEuTGlzdENvbm5lY3Rpb25zUmVzcG9uc2UiF4LT5JMCERIPL3YxL2Nvbm5lY3Rpb25zEmcKDUdldENvbm5lY3Rpb24SIC5nYXRld2F5LnYxLkdldENvbm5lY3Rpb25SZXF1ZXN0GhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIhyC0+STAhYSFC92MS9jb25uZWN0aW9ucy97aWR9EnMKEFJldm9rZUNvbm5lY3Rpb24SIy5nYXRld2F5LnYxLlJldm9rZUNvbm5lY3Rpb25SZXF1ZXN0GhwuZ2F0ZXdheS52MS5SZXZvY2F0aW9uUmVzdWx0IhyC0+STAhYqFC92MS9jb25uZWN0aW9ucy97aWR9EnIKD1N0YXJ0Q29ubmVjdGlvbhIiLmdhdGV3YXkudjEuU3RhcnRDb25uZWN0aW9uUmVxdWVzdBojLmdhdGV3YXkudjEuU3RhcnRDb25uZWN0aW9uUmVzcG9uc2UiFoLT5JMCEDoBKiILL3YxL2Nvbm5lY3QShAEKFUNvbXBsZXRlQXV0aG9yaXphdGlvbhIoLmdhdGV3YXkudjEuQ29tcGxldGVBdXRob3JpemF0aW9uUmVxdWVzdBopLmdhdGV3YXkudjEuQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2UiFoLT5JMCEBIOL2F1dGgvY2FsbGJhY2sSbgoQR2V0Q2FwdHVyZVNjaGVtYRIjLmdhdGV3YXkudjEuR2V0Q2FwdHVyZVNjaGVtYVJlcXVlc3QaGS5nYXRld2F5LnYxLkNhcHR1cmVTY2hlbWEiGoLT5JMCFBISL3YxL2NhcHR1cmUtc2NoZW1hEnQKEUNhcHR1cmVDcmVkZW50aWFsEiQuZ2F0ZXdheS52MS5DYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QaFi5nYXRld2F5LnYxLkNvbm5lY3Rpb24iIYLT5JMCGzoBKiIWL3YxL2NhcHR1cmUtY3JlZGVudGlhbBKZAQoSQ3JlYXRlQWdlbnRTZXNzaW9uEiUuZ2F0ZXdheS52MS5DcmVhdGVBZ2VudFNlc3Npb25SZXF1ZXN0GhguZ2F0ZXdheS52MS5BZ2VudFNlc3Npb24iQoLT5JMCPDoBKlojOgEqIh4vdjEvYWdlbnRzL3thZ2VudF9pZH0vc2Vzc2lvbnMiEi92MS9hZ2VudC1zZXNzaW9ucxJwCg9HZXRBZ2VudFNlc3Npb24SIi5nYXRld2F5LnYxLkdldEFnZW50U2Vzc2lvblJlcXVlc3QaGC5nYXRld2F5LnYxLkFnZW50U2Vzc2lvbiIfgtPkkwIZEhcvdjEvYWdlbnQtc2Vzc2lvbnMve2lkfWIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("ChhnYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SCmdhdGV3YXkudjEigwEKEkNyZWRlbnRpYWxTdHJhdGVneRIMCgR0eXBlGAEgASgJEhMKC2hlYWRlcl9uYW1lGAIgASgJEhUKDWhlYWRlcl9wcmVmaXgYAyABKAkSEgoKcGFyYW1fbmFtZRgEIAEoCRIOCgZyZWdpb24YBSABKAkSDwoHc2VydmljZRgGIAEoCSI+Cg9HZXRUb2tlblJlcXVlc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkitgMKBVRva2VuEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEQoJYXV0aF90eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAQgASgJEhQKDGFjY2Vzc190b2tlbhgFIAEoCRISCgp0b2tlbl90eXBlGAYgASgJEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNjb3BlcxgIIAMoCRIQCghpZF90b2tlbhgJIAEoCRIPCgdhcGlfa2V5GAogASgJEhAKCHVzZXJuYW1lGAsgASgJEhAKCHBhc3N3b3JkGAwgASgJEg8KB25hbWVfaWQYDSABKAkSNQoKYXR0cmlidXRlcxgOIAMoCzIhLmdhdGV3YXkudjEuVG9rZW4uQXR0cmlidXRlc0VudHJ5EjAKCHN0cmF0ZWd5GA8gASgLMh4uZ2F0ZXdheS52MS5DcmVkZW50aWFsU3RyYXRlZ3kaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRwoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIq8BCg1SZWZyZXNoUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDWhlYWx0aF9zdGF0dXMYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmVmcmVzaGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKsAwoKQ29ubmVjdGlvbhIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkYKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEisKC2Nvbm5lY3Rpb25zGAEgAygLMhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSJLChdSZXZva2VDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIr0BChBSZXZvY2F0aW9uUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFQoNdG9rZW5fZGVsZXRlZBgCIAEoCBIYChBwcm92aWRlcl9yZXZva2VkGAMgASgIEiEKGXByb3ZpZGVyX3Jldm9jYXRpb25fZXJyb3IYBCABKAkSLgoKcmV2b2tlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJImcKFlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhIKCnJldHVybl91cmwYAyABKAkSDgoGc2NvcGVzGAQgAygJInMKF1N0YXJ0Q29ubmVjdGlvblJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKHENvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRILCgNpc3MYAyABKAkSDQoFZXJyb3IYBCABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBSABKAkiXwodQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2USKgoKY29ubmVjdGlvbhgBIAEoCzIWLmdhdGV3YXkudjEuQ29ubmVjdGlvbhISCgpyZXR1cm5fdXJsGAIgASgJIi4KF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ2Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIoCgZmaWVsZHMYAyADKAsyGC5nYXRld2F5LnYxLkNhcHR1cmVGaWVsZBITCgt2YWxpZGF0YWJsZRgEIAEoCCJ6ChhDYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB2FwaV9rZXkYAyABKAkSEAoIdXNlcm5hbWUYBCABKAkSEAoIcGFzc3dvcmQYBSABKAki3gEKDEFnZW50U2Vzc2lvbhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIVCg1jb25uZWN0aW9uX2lkGAMgASgJEhQKDHdvcmtzcGFjZV9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2xvc2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxjbG9zZV9yZWFzb24YCCABKAkikQIKBUFnZW50EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEjEKCG1ldGFkYXRhGAUgAygLMh8uZ2F0ZXdheS52MS5BZ2VudC5NZXRhZGF0YUVudHJ5Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Rpc2FibGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEivgEKEkNyZWF0ZUFnZW50UmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRI+CghtZXRhZGF0YRgEIAMoCzIsLmdhdGV3YXkudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIikKEUxpc3RBZ2VudHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSI3ChJMaXN0QWdlbnRzUmVzcG9uc2USIQoGYWdlbnRzGAEgAygLMhEuZ2F0ZXdheS52MS5BZ2VudCIzCg9HZXRBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIjcKE0Rpc2FibGVBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIloKGUNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSFQoNY29ubmVjdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkiJAoWR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCTKbDQoOR2F0ZXdheVNlcnZpY2USXQoIR2V0VG9rZW4SGy5nYXRld2F5LnYxLkdldFRva2VuUmVxdWVzdBoRLmdhdGV3YXkudjEuVG9rZW4iIYLT5JMCGxIZL3YxL3Rva2VuL3tjb25uZWN0aW9uX2lkfRJ8ChFSZWZyZXNoQ29ubmVjdGlvbhIkLmdhdGV3YXkudjEuUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0GhkuZ2F0ZXdheS52MS5SZWZyZXNoUmVzdWx0IiaC0+STAiA6ASoiGy92MS9yZWZyZXNoL3tjb25uZWN0aW9uX2lkfRJzCg9MaXN0Q29ubmVjdGlvbnMSIi5nYXRld2F5LnYxLkxpc3RDb25uZWN0aW9uc1JlcXVlc3QaIy5nYXRld2F5LnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlIheC0+STAhESDy92MS9jb25uZWN0aW9ucxJnCg1HZXRDb25uZWN0aW9uEiAuZ2F0ZXdheS52MS5HZXRDb25uZWN0aW9uUmVxdWVzdBoWLmdhdGV3YXkudjEuQ29ubmVjdGlvbiIcgtPkkwIWEhQvdjEvY29ubmVjdGlvbnMve2lkfRJzChBSZXZva2VDb25uZWN0aW9uEiMuZ2F0ZXdheS52MS5SZXZva2VDb25uZWN0aW9uUmVxdWVzdBocLmdhdGV3YXkudjEuUmV2b2NhdGlvblJlc3VsdCIcgtPkkwIWKhQvdjEvY29ubmVjdGlvbnMve2lkfRJyCg9TdGFydENvbm5lY3Rpb24SIi5nYXRld2F5LnYxLlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QaIy5nYXRld2F5LnYxLlN0YXJ0Q29ubmVjdGlvblJlc3BvbnNlIhaC0+STAhA6ASoiCy92MS9jb25uZWN0EoQBChVDb21wbGV0ZUF1dGhvcml6YXRpb24SKC5nYXRld2F5LnYxLkNvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QaKS5nYXRld2F5LnYxLkNvbXBsZXRlQXV0aG9yaXphdGlvblJlc3BvbnNlIhaC0+STAhASDi9hdXRoL2NhbGxiYWNrEm4KEEdldENhcHR1cmVTY2hlbWESIy5nYXRld2F5LnYxLkdldENhcHR1cmVTY2hlbWFSZXF1ZXN0GhkuZ2F0ZXdheS52MS5DYXB0dXJlU2NoZW1hIhqC0+STAhQSEi92MS9jYXB0dXJlLXNjaGVtYRJ0ChFDYXB0dXJlQ3JlZGVudGlhbBIkLmdhdGV3YXkudjEuQ2FwdHVyZUNyZWRlbnRpYWxSZXF1ZXN0GhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIiGC0+STAhs6ASoiFi92MS9jYXB0dXJlLWNyZWRlbnRpYWwSVwoLQ3JlYXRlQWdlbnQSHi5nYXRld2F5LnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiFYLT5JMCDzoBKiIKL3YxL2FnZW50cxJfCgpMaXN0QWdlbnRzEh0uZ2F0ZXdheS52MS5MaXN0QWdlbnRzUmVxdWVzdBoeLmdhdGV3YXkudjEuTGlzdEFnZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9hZ2VudHMSUwoIR2V0QWdlbnQSGy5nYXRld2F5LnYxLkdldEFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiF4LT5JMCERIPL3YxL2FnZW50cy97aWR9ElsKDERpc2FibGVBZ2VudBIfLmdhdGV3YXkudjEuRGlzYWJsZUFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiF4LT5JMCESoPL3YxL2FnZW50cy97aWR9EpkBChJDcmVhdGVBZ2VudFNlc3Npb24SJS5nYXRld2F5LnYxLkNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QaGC5nYXRld2F5LnYxLkFnZW50U2Vzc2lvbiJCgtPkkwI8OgEqWiM6ASoiHi92MS9hZ2VudHMve2FnZW50X2lkfS9zZXNzaW9ucyISL3YxL2FnZW50LXNlc3Npb25zEnAKD0dldEFnZW50U2Vzc2lvbhIiLmdhdGV3YXkudjEuR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBoYLmdhdGV3YXkudjEuQWdlbnRTZXNzaW9uIh+C0+STAhkSFy92MS9hZ2VudC1zZXNzaW9ucy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * How a credential goes into outgoing requests. Derived from the provider: its params
@@ -759,7 +759,7 @@ export type AgentSession = Message<"gateway.v1.AgentSession"> & {
   closedAt?: Timestamp | undefined;
 
   /**
-   * connection_revoked when the bound connection was revoked.
+   * connection_revoked when the bound connection was revoked, agent_disabled when the agent was.
    *
    * @generated from field: string close_reason = 8;
    */
@@ -772,6 +772,173 @@ export type AgentSession = Message<"gateway.v1.AgentSession"> & {
  */
 export const AgentSessionSchema: GenMessage<AgentSession> = /*@__PURE__*/
   messageDesc(file_gateway_v1_gateway, 19);
+
+/**
+ * An agent identity. Sessions can only be opened for an enabled agent.
+ *
+ * @generated from message gateway.v1.Agent
+ */
+export type Agent = Message<"gateway.v1.Agent"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+
+  /**
+   * Unique among the workspace's enabled agents; 1-100 characters.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * At most 1000 characters.
+   *
+   * @generated from field: string description = 4;
+   */
+  description: string;
+
+  /**
+   * At most 50 entries; keys 1-100 characters, values at most 1000.
+   *
+   * @generated from field: map<string, string> metadata = 5;
+   */
+  metadata: { [key: string]: string };
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Set once the agent is disabled.
+   *
+   * @generated from field: google.protobuf.Timestamp disabled_at = 7;
+   */
+  disabledAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.Agent.
+ * Use `create(AgentSchema)` to create a new message.
+ */
+export const AgentSchema: GenMessage<Agent> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 20);
+
+/**
+ * @generated from message gateway.v1.CreateAgentRequest
+ */
+export type CreateAgentRequest = Message<"gateway.v1.CreateAgentRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string description = 3;
+   */
+  description: string;
+
+  /**
+   * @generated from field: map<string, string> metadata = 4;
+   */
+  metadata: { [key: string]: string };
+};
+
+/**
+ * Describes the message gateway.v1.CreateAgentRequest.
+ * Use `create(CreateAgentRequestSchema)` to create a new message.
+ */
+export const CreateAgentRequestSchema: GenMessage<CreateAgentRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 21);
+
+/**
+ * @generated from message gateway.v1.ListAgentsRequest
+ */
+export type ListAgentsRequest = Message<"gateway.v1.ListAgentsRequest"> & {
+  /**
+   * @generated from field: string workspace_id = 1;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message gateway.v1.ListAgentsRequest.
+ * Use `create(ListAgentsRequestSchema)` to create a new message.
+ */
+export const ListAgentsRequestSchema: GenMessage<ListAgentsRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 22);
+
+/**
+ * @generated from message gateway.v1.ListAgentsResponse
+ */
+export type ListAgentsResponse = Message<"gateway.v1.ListAgentsResponse"> & {
+  /**
+   * @generated from field: repeated gateway.v1.Agent agents = 1;
+   */
+  agents: Agent[];
+};
+
+/**
+ * Describes the message gateway.v1.ListAgentsResponse.
+ * Use `create(ListAgentsResponseSchema)` to create a new message.
+ */
+export const ListAgentsResponseSchema: GenMessage<ListAgentsResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 23);
+
+/**
+ * @generated from message gateway.v1.GetAgentRequest
+ */
+export type GetAgentRequest = Message<"gateway.v1.GetAgentRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message gateway.v1.GetAgentRequest.
+ * Use `create(GetAgentRequestSchema)` to create a new message.
+ */
+export const GetAgentRequestSchema: GenMessage<GetAgentRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 24);
+
+/**
+ * @generated from message gateway.v1.DisableAgentRequest
+ */
+export type DisableAgentRequest = Message<"gateway.v1.DisableAgentRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string workspace_id = 2;
+   */
+  workspaceId: string;
+};
+
+/**
+ * Describes the message gateway.v1.DisableAgentRequest.
+ * Use `create(DisableAgentRequestSchema)` to create a new message.
+ */
+export const DisableAgentRequestSchema: GenMessage<DisableAgentRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 25);
 
 /**
  * @generated from message gateway.v1.CreateAgentSessionRequest
@@ -798,7 +965,7 @@ export type CreateAgentSessionRequest = Message<"gateway.v1.CreateAgentSessionRe
  * Use `create(CreateAgentSessionRequestSchema)` to create a new message.
  */
 export const CreateAgentSessionRequestSchema: GenMessage<CreateAgentSessionRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_gateway, 20);
+  messageDesc(file_gateway_v1_gateway, 26);
 
 /**
  * @generated from message gateway.v1.GetAgentSessionRequest
@@ -815,7 +982,7 @@ export type GetAgentSessionRequest = Message<"gateway.v1.GetAgentSessionRequest"
  * Use `create(GetAgentSessionRequestSchema)` to create a new message.
  */
 export const GetAgentSessionRequestSchema: GenMessage<GetAgentSessionRequest> = /*@__PURE__*/
-  messageDesc(file_gateway_v1_gateway, 21);
+  messageDesc(file_gateway_v1_gateway, 27);
 
 /**
  * The public API for agents and backends, in front of the credential broker. The gateway calls
@@ -929,8 +1096,50 @@ export const GatewayService: GenService<{
     output: typeof ConnectionSchema;
   },
   /**
-   * Opens an agent session bound to a connection; revoking the connection closes it. Agents are
-   * named by the caller (agent_id); the agent-scoped path is the same call.
+   * Registers an agent identity in a workspace. 409 when an enabled agent of the workspace
+   * already has the name.
+   *
+   * @generated from rpc gateway.v1.GatewayService.CreateAgent
+   */
+  createAgent: {
+    methodKind: "unary";
+    input: typeof CreateAgentRequestSchema;
+    output: typeof AgentSchema;
+  },
+  /**
+   * The agents of one workspace (workspace_id required), disabled ones included, oldest first.
+   *
+   * @generated from rpc gateway.v1.GatewayService.ListAgents
+   */
+  listAgents: {
+    methodKind: "unary";
+    input: typeof ListAgentsRequestSchema;
+    output: typeof ListAgentsResponseSchema;
+  },
+  /**
+   * One agent; 404 when workspace_id is given and does not match.
+   *
+   * @generated from rpc gateway.v1.GatewayService.GetAgent
+   */
+  getAgent: {
+    methodKind: "unary";
+    input: typeof GetAgentRequestSchema;
+    output: typeof AgentSchema;
+  },
+  /**
+   * Disables an agent and closes its open sessions (close_reason agent_disabled). Idempotent.
+   *
+   * @generated from rpc gateway.v1.GatewayService.DisableAgent
+   */
+  disableAgent: {
+    methodKind: "unary";
+    input: typeof DisableAgentRequestSchema;
+    output: typeof AgentSchema;
+  },
+  /**
+   * Opens a session of a registered agent bound to a connection of the agent's workspace;
+   * revoking the connection or disabling the agent closes it. 404 unknown agent, 412 disabled
+   * agent or revoked connection. The agent-scoped path is the same call.
    *
    * @generated from rpc gateway.v1.GatewayService.CreateAgentSession
    */
