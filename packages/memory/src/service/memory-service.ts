@@ -245,22 +245,24 @@ export function createMemoryService(
       const session = await resolveSession(request.sessionId, context);
       const timestamp = timestampOr(request.timestamp);
       const metadata = request.metadata;
-      await store(session, {
-        role: "user",
-        type: "message",
-        content: request.userMessage,
-        metadata,
-        timestamp,
-      });
-      if (request.agentResponse) {
-        await store(session, {
-          role: "agent",
-          type: "message",
-          content: request.agentResponse,
+      const turn: { role: EventRole; content: string }[] = [
+        { role: "user", content: request.userMessage },
+      ];
+      if (request.agentResponse)
+        turn.push({ role: "agent" as const, content: request.agentResponse });
+      // Both events or neither: a retried request never finds half a turn stored.
+      const stored = await events.insertAll(
+        turn.map(({ role, content }) => ({
+          sessionId: session.id,
+          scope: session,
+          role,
+          type: "message" as const,
+          content,
           metadata,
           timestamp,
-        });
-      }
+        })),
+      );
+      for (const { event, supersedes } of stored) await window.append(session, event, supersedes);
       await enqueueChainCheck(session);
       return { success: true, interactionId: "" };
     },

@@ -62,63 +62,104 @@ function sameAutomation(a: NewEvent, b: EventRow): boolean {
   );
 }
 
+const INSERT_COLUMNS =
+  "id, session_id, tenant_id, user_id, agent_id, role, type, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count, chain_state";
+const ROW_PARAMS = 14;
+
+function rowParams(input: NewEvent, id: string, coalescedCount: number): unknown[] {
+  const chainState = input.type === "message" && input.role !== "system" ? "pending" : "skipped";
+  return [
+    id,
+    input.sessionId,
+    input.scope.tenantId,
+    input.scope.userId,
+    input.scope.agentId,
+    input.role,
+    input.type,
+    input.content,
+    JSON.stringify(input.metadata),
+    input.blobUri ?? null,
+    input.blobMimeType ?? null,
+    input.timestamp,
+    coalescedCount,
+    chainState,
+  ];
+}
+
+/**
+ * Inserts one event. A repeat of the newest window event's workflow execution (same
+ * workflow_id, execution_id, role and type) takes its place in the window with the count
+ * carried on; the older row stays in the table, marked as superseded. Run inside a transaction
+ * when the event has a workflow_id.
+ */
+async function writeEvent(tx: SqlExecutor, input: NewEvent): Promise<InsertedEvent> {
+  const { tenantId, userId, agentId } = input.scope;
+  let previous: EventRow | undefined;
+  if (input.metadata.workflow_id) {
+    const { rows } = await tx.query<EventRow>(
+      `SELECT ${COLUMNS} FROM memory_events
+       WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND superseded_by IS NULL
+       ORDER BY seq DESC LIMIT 1 FOR UPDATE`,
+      [tenantId, userId, agentId],
+    );
+    if (rows[0] && sameAutomation(input, rows[0])) previous = rows[0];
+  }
+  const id = randomUUID();
+  const { rows } = await tx.query<EventRow>(
+    `INSERT INTO memory_events (${INSERT_COLUMNS})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14)
+     RETURNING ${COLUMNS}`,
+    rowParams(input, id, previous ? previous.coalesced_count + 1 : 1),
+  );
+  if (previous) {
+    await tx.query("UPDATE memory_events SET superseded_by = $1 WHERE id = $2", [id, previous.id]);
+  }
+  return { event: toStmEvent(rows[0]), ...(previous ? { supersedes: previous.id } : {}) };
+}
+
 /** Durable STM events: the source of truth the cache window is rebuilt from. */
 export function createEventStore(sql: Sql) {
   return {
-    /**
-     * Inserts one event. A repeat of the newest window event's workflow execution (same
-     * workflow_id, execution_id, role and type) takes its place in the window with the count
-     * carried on; the older row stays in the table, marked as superseded.
-     */
+    /** One event, coalesced with its predecessor when it repeats a workflow step (writeEvent). */
     async insert(input: NewEvent): Promise<InsertedEvent> {
-      const { tenantId, userId, agentId } = input.scope;
-      const chainState =
-        input.type === "message" && input.role !== "system" ? "pending" : "skipped";
-      const write = async (tx: SqlExecutor): Promise<InsertedEvent> => {
-        let previous: EventRow | undefined;
-        if (input.metadata.workflow_id) {
-          const { rows } = await tx.query<EventRow>(
-            `SELECT ${COLUMNS} FROM memory_events
-             WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND superseded_by IS NULL
-             ORDER BY seq DESC LIMIT 1 FOR UPDATE`,
-            [tenantId, userId, agentId],
-          );
-          if (rows[0] && sameAutomation(input, rows[0])) previous = rows[0];
-        }
-        const id = randomUUID();
-        const { rows } = await tx.query<EventRow>(
-          `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content,
-             metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count, chain_state)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14)
-           RETURNING ${COLUMNS}`,
-          [
-            id,
-            input.sessionId,
-            tenantId,
-            userId,
-            agentId,
-            input.role,
-            input.type,
-            input.content,
-            JSON.stringify(input.metadata),
-            input.blobUri ?? null,
-            input.blobMimeType ?? null,
-            input.timestamp,
-            previous ? previous.coalesced_count + 1 : 1,
-            chainState,
-          ],
-        );
-        if (previous) {
-          await tx.query("UPDATE memory_events SET superseded_by = $1 WHERE id = $2", [
-            id,
-            previous.id,
-          ]);
-        }
-        return { event: toStmEvent(rows[0]), ...(previous ? { supersedes: previous.id } : {}) };
-      };
       // Only a possible coalescing needs the read-then-write transaction; a plain event is one
       // auto-committed INSERT.
-      return input.metadata.workflow_id ? sql.transaction(write) : write(sql);
+      return input.metadata.workflow_id
+        ? sql.transaction((tx) => writeEvent(tx, input))
+        : writeEvent(sql, input);
+    },
+
+    /** Several events atomically, in order: all are stored or none. */
+    async insertAll(inputs: NewEvent[]): Promise<InsertedEvent[]> {
+      if (inputs.some((input) => input.metadata.workflow_id)) {
+        return sql.transaction(async (tx) => {
+          const out: InsertedEvent[] = [];
+          for (const input of inputs) out.push(await writeEvent(tx, input));
+          return out;
+        });
+      }
+      // One multi-row INSERT: one round trip, atomic, rows numbered in VALUES order.
+      const params: unknown[] = [];
+      const values = inputs.map((input) => {
+        params.push(...rowParams(input, randomUUID(), 1));
+        const first = params.length - ROW_PARAMS + 1;
+        const p = Array.from(
+          { length: ROW_PARAMS },
+          (_, i) => `$${first + i}${i === 8 ? "::jsonb" : ""}`,
+        );
+        return `(${p.join(", ")})`;
+      });
+      const { rows } = await sql.query<EventRow>(
+        `INSERT INTO memory_events (${INSERT_COLUMNS}) VALUES ${values.join(", ")} RETURNING ${COLUMNS}, seq`,
+        params,
+      );
+      return [...rows]
+        .sort(
+          (a, b) =>
+            Number((a as EventRow & { seq: string }).seq) -
+            Number((b as EventRow & { seq: string }).seq),
+        )
+        .map((row) => ({ event: toStmEvent(row) }));
     },
 
     /** The newest `limit` window events of a scope, newest first. */
