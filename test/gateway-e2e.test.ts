@@ -133,17 +133,21 @@ test("connect, token, fetch, expire, refresh through the gateway, revoke, 410 as
   const first = await fetcher(`${resource.url}/data`);
   assert.equal(first.status, 200);
   assert.deepEqual(await first.json(), { resource: "secret-data", user: "user-1" });
-  const agent = await fetch(`${broker.urls.rest}/agents`, {
-    method: "POST",
-    headers: { "x-api-key": brokerKey, "content-type": "application/json" },
-    body: JSON.stringify({ workspace_id: workspaceId, name: "agent-7" }),
-  }).then((r) => r.json() as Promise<{ id: string }>);
+  const agent = await sdk.createAgent({ workspace_id: workspaceId, name: "agent-7" });
   const session = await sdk.createAgentSession({
     agent_id: agent.id,
     connection_id: connectionId,
     workspace_id: workspaceId,
   });
   assert.equal(session.status, "open");
+  await assert.rejects(
+    sdk.createAgentSession({
+      agent_id: "never-registered",
+      connection_id: connectionId,
+      workspace_id: workspaceId,
+    }),
+    (error: unknown) => (error as { status?: number }).status === 404,
+  );
 
   // The broker's gRPC listener goes away; everything below runs on the REST fallback.
   await grpcProxy.close();
@@ -170,6 +174,12 @@ test("connect, token, fetch, expire, refresh through the gateway, revoke, 410 as
   assert.equal(revoked.token_deleted, true);
   assert.equal(revoked.provider_revoked, true);
   assert.equal((await sdk.getAgentSession(session.id)).status, "closed");
+  const disabled = await sdk.disableAgent(agent.id, { workspaceId });
+  assert.ok(disabled.disabled_at);
+  assert.deepEqual(
+    (await sdk.listAgents(workspaceId)).map((a) => [a.id, a.disabled_at]),
+    [[agent.id, disabled.disabled_at]],
+  );
   await assert.rejects(sdk.getToken(connectionId, { workspaceId }), (error: unknown) => {
     assert.ok(error instanceof ConnectionRevokedError);
     assert.equal(error.status, 410);

@@ -162,3 +162,56 @@ describe("gateway client", () => {
     assert.equal(gateway.requests.at(-1)?.url, "/v1/connections?workspace_id=ws-1");
   });
 });
+
+describe("gateway client: agents", () => {
+  let gateway: LoopbackServer;
+  before(async () => {
+    gateway = await startLoopbackServer((request, response) => {
+      const url = new URL(request.url, "http://x");
+      const [, , , id] = url.pathname.split("/");
+      const agent = { id: id ?? "agent-1", workspace_id: "ws-1", name: "planner" };
+      if (request.method === "POST")
+        return sendJson(response, 200, { ...agent, ...JSON.parse(request.body.toString()) });
+      if (id === undefined) return sendJson(response, 200, { agents: [agent] });
+      if (url.searchParams.get("workspace_id") === "ws-other")
+        return sendJson(response, 404, { code: "NotFound", message: `agent ${id} not found` });
+      if (request.method === "DELETE")
+        return sendJson(response, 200, { ...agent, disabled_at: "2030-01-01T00:00:00Z" });
+      sendJson(response, 200, agent);
+    });
+  });
+  after(() => gateway.close());
+
+  it("registers, lists, reads and disables agents on /v1/agents", async () => {
+    const client = createGatewayClient({ baseUrl: gateway.url });
+    const created = await client.createAgent({
+      workspace_id: "ws-1",
+      name: "planner",
+      metadata: { team: "ops" },
+    });
+    assert.deepEqual(created.metadata, { team: "ops" });
+    const sent = gateway.requests.at(-1);
+    assert.equal(`${sent?.method} ${sent?.url}`, "POST /v1/agents");
+    assert.deepEqual(JSON.parse(String(sent?.body)), {
+      workspace_id: "ws-1",
+      name: "planner",
+      metadata: { team: "ops" },
+    });
+
+    const agents = await client.listAgents("ws-1");
+    assert.equal(agents[0].id, "agent-1");
+    assert.equal(gateway.requests.at(-1)?.url, "/v1/agents?workspace_id=ws-1");
+    assert.equal((await client.getAgent("a/2")).id, "a%2F2");
+    assert.equal(gateway.requests.at(-1)?.url, "/v1/agents/a%2F2");
+
+    const disabled = await client.disableAgent("a-3", { workspaceId: "ws-1" });
+    assert.equal(disabled.disabled_at, "2030-01-01T00:00:00Z");
+    const last = gateway.requests.at(-1);
+    assert.equal(`${last?.method} ${last?.url}`, "DELETE /v1/agents/a-3?workspace_id=ws-1");
+    await assert.rejects(client.getAgent("a-4", { workspaceId: "ws-other" }), (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.status, 404);
+      return true;
+    });
+  });
+});

@@ -1,10 +1,12 @@
 import { gatewayErrorFor } from "./errors.js";
 import type {
+  Agent,
   AgentSession,
   CaptureCredentialInput,
   CaptureSchema,
   Connection,
   ConnectionToken,
+  CreateAgentInput,
   CreateAgentSessionInput,
   CredentialStrategy,
   RefreshResult,
@@ -42,6 +44,12 @@ export interface RevokeOptions extends ConnectionScope {
   reason?: string;
 }
 
+export interface AgentScope {
+  /** When given, an agent of another workspace answers 404. */
+  workspaceId?: string;
+  signal?: AbortSignal;
+}
+
 export interface FetcherOptions {
   workspaceId?: string;
   /** Overrides the strategy the gateway derived from the provider. */
@@ -64,6 +72,13 @@ export interface GatewayClient {
   getCaptureSchema(providerId: string): Promise<CaptureSchema>;
   /** Captures a static credential (api_key, basic_auth); the broker validates it first. */
   captureCredential(input: CaptureCredentialInput): Promise<Connection>;
+  createAgent(input: CreateAgentInput, options?: { signal?: AbortSignal }): Promise<Agent>;
+  /** The workspace's agents, disabled ones included, oldest first. */
+  listAgents(workspaceId: string, options?: { signal?: AbortSignal }): Promise<Agent[]>;
+  getAgent(agentId: string, options?: AgentScope): Promise<Agent>;
+  /** Disables the agent and closes its open sessions; a repeat returns it unchanged. */
+  disableAgent(agentId: string, options?: AgentScope): Promise<Agent>;
+  /** 404 for an unknown agent, 412 for a disabled one. */
   createAgentSession(input: CreateAgentSessionInput): Promise<AgentSession>;
   getAgentSession(sessionId: string): Promise<AgentSession>;
   /** A fetch that injects this connection's credential into every request it sends. */
@@ -231,6 +246,28 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     },
     captureCredential(input) {
       return http.json("POST", "v1/capture-credential", { body: input });
+    },
+    createAgent(input, request = {}) {
+      return http.json("POST", "v1/agents", { body: input, signal: request.signal });
+    },
+    async listAgents(workspaceId, request = {}) {
+      const result = await http.json<{ agents?: Agent[] }>("GET", "v1/agents", {
+        query: { workspace_id: workspaceId },
+        signal: request.signal,
+      });
+      return result.agents ?? [];
+    },
+    getAgent(agentId, scope = {}) {
+      return http.json("GET", `v1/agents/${encodeURIComponent(agentId)}`, {
+        query: { workspace_id: scope.workspaceId },
+        signal: scope.signal,
+      });
+    },
+    disableAgent(agentId, scope = {}) {
+      return http.json("DELETE", `v1/agents/${encodeURIComponent(agentId)}`, {
+        query: { workspace_id: scope.workspaceId },
+        signal: scope.signal,
+      });
     },
     createAgentSession(input) {
       return http.json("POST", "v1/agent-sessions", { body: input });

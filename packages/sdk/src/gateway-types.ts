@@ -117,7 +117,7 @@ export interface AgentSession {
   agent_id: string;
   connection_id: string;
   workspace_id: string;
-  /** open or closed; revoking the connection closes it. */
+  /** open or closed; revoking the connection or disabling the agent closes it. */
   status: string;
   created_at?: string;
   closed_at?: string;
@@ -125,7 +125,27 @@ export interface AgentSession {
 }
 
 export interface CreateAgentSessionInput {
+  /** The id of a registered, enabled agent of the connection's workspace. */
   agent_id: string;
   connection_id: string;
   workspace_id: string;
+}
+
+export interface Agent {
+  id: string;
+  workspace_id: string;
+  name: string;
+  description: string;
+  metadata: Record<string, string>;
+  created_at?: string;
+  /** Set once the agent is disabled; sessions can no longer be opened for it. */
+  disabled_at?: string;
+}
+
+export interface CreateAgentInput {
+  workspace_id: string;
+  /** Unique among the workspace's enabled agents; 1-100 characters. */
+  name: string;
+  description?: string;
+  metadata?: Record<string, string>;
 }

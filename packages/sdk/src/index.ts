@@ -8,6 +8,7 @@ export {
   GatewayError,
 } from "./errors.js";
 export {
+  type AgentScope,
   type ConnectionScope,
   createGatewayClient,
   type FetcherOptions,
