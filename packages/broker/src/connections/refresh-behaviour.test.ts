@@ -129,3 +129,72 @@ test("refresh: JSON token requests, kept refresh token, default lifetime, 5xx ba
   assert.equal(inactive.status, 400);
   assert.equal(inactive.body.code, "connection_not_active");
 });
+
+test("a token is never served expired when another instance's refresh fails", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  // The first token request is held until released, then answered 503; later ones succeed.
+  let releaseFirst: () => void = () => {};
+  const firstArrived = new Promise<void>((arrived) => {
+    releaseFirst = arrived;
+  });
+  let requests = 0;
+  let unblock: () => void = () => {};
+  const blocked = new Promise<void>((r) => {
+    unblock = r;
+  });
+  const upstream = createServer(async (req, res) => {
+    req.resume();
+    const n = ++requests;
+    res.setHeader("content-type", "application/json");
+    if (n === 1) {
+      releaseFirst();
+      await blocked;
+      res.statusCode = 503;
+      res.end(JSON.stringify({ error: "temporarily_unavailable" }));
+      return;
+    }
+    res.end(JSON.stringify({ access_token: `fresh-${n}`, token_type: "Bearer", expires_in: 3600 }));
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const pg = await createTestPostgres();
+  const env = testBrokerEnv({ REFRESH_LOOP: "false" });
+  const a = await startTestBroker({ sql: pg.sql, env });
+  const b = await startTestBroker({ sql: pg.sql, env });
+  t.after(async () => {
+    await a.stop();
+    await b.stop();
+    await pg.drop();
+    await new Promise((r) => upstream.close(r));
+  });
+  const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
+  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
+  const provider = await a.call("POST", "/providers", {
+    name: "flaky-idp",
+    auth_type: "oauth2",
+    client_id: "c",
+    client_secret: "s",
+    auth_url: `${base}/authorize`,
+    token_url: `${base}/token`,
+  });
+  assert.equal(provider.status, 200, JSON.stringify(provider.body));
+  const id = randomUUID();
+  await pg.sql.query(
+    `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc, expires_at, refresh_due_at)
+     VALUES ($1, 'ws', $2, 'oauth2', 'active', $3, now() - interval '1 minute', now() - interval '1 minute')`,
+    [
+      id,
+      provider.body.id,
+      sealCredential(vault, id, { access_token: "expired", refresh_token: "r" }),
+    ],
+  );
+
+  const onB = b.call("GET", `/connections/${id}/token`);
+  await firstArrived;
+  const onA = a.call("GET", `/connections/${id}/token`);
+  unblock();
+  const [fromB, fromA] = await Promise.all([onB, onA]);
+  assert.equal(fromB.status, 503);
+  assert.equal(fromA.status, 200, JSON.stringify(fromA.body));
+  assert.notEqual(fromA.body.access_token, "expired");
+});

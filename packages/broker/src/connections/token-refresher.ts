@@ -279,7 +279,7 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     }
   }
 
-  async function refreshOnce(id: string, force: boolean): Promise<RefreshOutcome> {
+  async function refreshOnce(id: string, force: boolean, attempts = 2): Promise<RefreshOutcome> {
     const current = await loadConnection(sql, id);
     assertUsable(current);
     if (current.auth_type !== "oauth2") {
@@ -290,7 +290,16 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     }
     if (!force && !isExpired(current) && !isDue(current)) return "not_due";
     const claimed = await claim(id);
-    if (!claimed) return awaitOtherInstance(id);
+    if (!claimed) {
+      const outcome = await awaitOtherInstance(id);
+      if (force) return outcome;
+      const after = await loadConnection(sql, id);
+      assertUsable(after);
+      if (!isExpired(after)) return outcome;
+      // The other instance's refresh failed: try once ourselves, and never serve an expired token.
+      if (attempts > 1) return refreshOnce(id, force, attempts - 1);
+      throw providerUnavailable(`refresh of connection ${id} failed; will retry`);
+    }
     // Another instance may have refreshed between our read and our claim.
     if (!force && !isExpired(claimed) && !isDue(claimed)) {
       await release(sql, id);
