@@ -90,4 +90,39 @@ describe("memory service on PostgreSQL + Redis", () => {
       assert.deepEqual(health, { ...health, status: "healthy" });
     });
   }
+
+  test("a burst of interactions on one scope: every event in the window, every message chained", async (c) => {
+    if (!(await needsServer(c, "postgres")) || !(await needsServer(c, "redis"))) return;
+    const tenant = `pg-${run}-burst`;
+    const rest = svc?.transports.find((x) => x.name === "rest") as Transport;
+    const { session_id } = await ok(rest, "createSession", {
+      tenant_id: tenant,
+      user_id: "u1",
+      agent_id: "a1",
+    });
+    // Concurrent calls share chain-check enqueues; none may leave its message unchecked.
+    const turns = 40;
+    await Promise.all(
+      Array.from({ length: turns }, (_, i) =>
+        ok(rest, "storeInteraction", {
+          session_id,
+          user_message: `Question ${i} about espresso grinders for light roasts?`,
+          agent_response: `Answer ${i}: a flat burr grinder.`,
+        }),
+      ),
+    );
+    const cache = createCache({ redisUrl: redisUrl() });
+    try {
+      assert.equal(await cache.llen(`stm:${tenant}:u1:a1`), turns * 2);
+    } finally {
+      await cache.close();
+    }
+    await eventually("every message went through the chain check", async () => {
+      const { rows } = await (pg as TestPostgres).sql.query<{ n: string }>(
+        "SELECT count(*) AS n FROM memory_events WHERE tenant_id = $1 AND chain_state = 'pending'",
+        [tenant],
+      );
+      return Number(rows[0].n) === 0;
+    });
+  });
 });

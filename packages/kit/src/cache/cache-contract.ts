@@ -117,6 +117,27 @@ export function cacheContract(adapter: string, open: OpenCache): void {
       assert.deepEqual(await f.cache.lrange(window, 0, -1), ["event-6", "event-5", "event-4"]);
     });
 
+    test("lpushTrim prepends and caps in one call", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const window = f.key("capped");
+      await f.cache.lpushTrim(window, ["a", "b"], 3);
+      assert.deepEqual(await f.cache.lrange(window, 0, -1), ["b", "a"]);
+      await f.cache.lpushTrim(window, ["c", "d"], 3);
+      assert.deepEqual(await f.cache.lrange(window, 0, -1), ["d", "c", "b"]);
+      await f.cache.lpushTrim(window, [], 2);
+      assert.deepEqual(await f.cache.lrange(window, 0, -1), ["d", "c"]);
+      const absent = f.key("absent");
+      await f.cache.lpushTrim(absent, [], 2);
+      assert.equal(await f.cache.llen(absent), 0);
+      await assert.rejects(f.cache.lpushTrim(window, ["x"], 0), RangeError);
+      assert.deepEqual(await f.cache.lrange(window, 0, -1), ["d", "c"]);
+      const text = f.key("text");
+      await f.cache.set(text, "v");
+      await assert.rejects(f.cache.lpushTrim(text, ["x"], 2), /WRONGTYPE/);
+      assert.equal(await f.cache.get(text), "v");
+    });
+
     test("commands against a key of the other type are rejected", async (t) => {
       const f = await setUp(t, open);
       if (!f) return;

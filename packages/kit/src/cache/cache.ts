@@ -21,6 +21,11 @@ export interface Cache {
   lrange(key: string, start: number, stop: number): Promise<string[]>;
   /** Keeps only the inclusive range, as Redis LTRIM. */
   ltrim(key: string, start: number, stop: number): Promise<void>;
+  /**
+   * `lpush` then keep only the `keep` newest elements, atomically and in one round trip: a
+   * capped newest-first window written without a second call per append.
+   */
+  lpushTrim(key: string, values: string[], keep: number): Promise<void>;
   llen(key: string): Promise<number>;
   publish(channel: string, message: string): Promise<void>;
   /** Resolves only after the server acknowledged the subscription. */

@@ -16,3 +16,10 @@ export function resolveListRange(
   if (from > to || from >= length) return undefined;
   return { start: from, stop: to };
 }
+
+/** A capped window must keep at least one element: LTRIM 0 -1 would keep everything instead. */
+export function assertKeep(keep: number): void {
+  if (!Number.isInteger(keep) || keep < 1) {
+    throw new RangeError(`keep must be a whole number of at least 1, got ${keep}`);
+  }
+}

@@ -1,6 +1,6 @@
 import type { Cache, MessageHandler, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError } from "./handler-error.js";
-import { resolveListRange } from "./list-range.js";
+import { assertKeep, resolveListRange } from "./list-range.js";
 import { ttlMilliseconds } from "./ttl.js";
 
 export interface MemoryCacheOptions {
@@ -168,6 +168,15 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       const items = list(key, false) ?? [];
       const range = resolveListRange(items.length, start, stop);
       return range ? items.slice(range.start, range.stop + 1) : [];
+    },
+
+    async lpushTrim(key, values, keep) {
+      assertOpen();
+      assertKeep(keep);
+      const items = list(key, values.length > 0);
+      if (items === undefined) return;
+      for (const value of values) items.unshift(value);
+      items.splice(keep);
     },
 
     async ltrim(key, start, stop) {

@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import type { Cache, MessageHandler, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError } from "./handler-error.js";
+import { assertKeep } from "./list-range.js";
 import { ttlMilliseconds } from "./ttl.js";
 
 export interface RedisCacheOptions {
@@ -113,6 +114,22 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
 
     async ltrim(key, start, stop) {
       await commands.ltrim(key, start, stop);
+    },
+
+    async lpushTrim(key, values, keep) {
+      assertKeep(keep);
+      if (values.length === 0) {
+        await commands.ltrim(key, 0, keep - 1);
+        return;
+      }
+      // MULTI/EXEC: one round trip, and no reader sees the list longer than `keep`.
+      const results = await commands
+        .multi()
+        .lpush(key, ...values)
+        .ltrim(key, 0, keep - 1)
+        .exec();
+      const failed = results?.find(([error]) => error !== null)?.[0];
+      if (failed) throw failed;
     },
 
     llen: (key) => commands.llen(key),

@@ -150,12 +150,42 @@ export function createMemoryService(
     return session;
   }
 
-  async function enqueueChainCheck(scope: Scope): Promise<void> {
-    await queue.add<ChainCheckJob>(
-      CHAIN_CHECK_JOB,
-      { scope },
-      { dedupeKey: `chain:${scopeKey(scope)}`, attempts: 5, backoffMs: 1000 },
-    );
+  /** Per scope: the add on its way to the queue, and the one that will follow it. */
+  const adding = new Map<string, { current: Promise<void>; next?: Promise<void> }>();
+
+  /**
+   * Enqueues a chain check for the scope. Callers that arrive while an add for the scope is in
+   * flight share one follow-up add sent after it: that add reaches the queue after each of their
+   * events was committed, as their own would have, and a burst on one scope holds at most one add
+   * in flight and one waiting instead of one per request. Rejections reach every caller that
+   * shared the add.
+   */
+  function enqueueChainCheck(scope: Scope): Promise<void> {
+    const key = scopeKey(scope);
+    const send = async () => {
+      await queue.add<ChainCheckJob>(
+        CHAIN_CHECK_JOB,
+        { scope },
+        { dedupeKey: `chain:${key}`, attempts: 5, backoffMs: 1000 },
+      );
+    };
+    const inFlight = adding.get(key);
+    if (inFlight) {
+      inFlight.next ??= inFlight.current.catch(() => undefined).then(send);
+      return inFlight.next;
+    }
+    const entry: { current: Promise<void>; next?: Promise<void> } = { current: send() };
+    adding.set(key, entry);
+    const advance = (): void => {
+      if (entry.next) {
+        // The follow-up becomes the add in flight; later callers queue behind it.
+        entry.current = entry.next;
+        delete entry.next;
+        entry.current.then(advance, advance);
+      } else adding.delete(key);
+    };
+    entry.current.then(advance, advance);
+    return entry.current;
   }
 
   /** Recall strengthens chains (heat); best effort, off the request path. */
@@ -262,8 +292,9 @@ export function createMemoryService(
           timestamp,
         })),
       );
-      for (const { event, supersedes } of stored) await window.append(session, event, supersedes);
-      await enqueueChainCheck(session);
+      // Both only follow the durable insert, not each other: one cache and one queue round trip
+      // in parallel. The window append never rejects (a cache failure drops the list).
+      await Promise.all([window.appendAll(session, stored), enqueueChainCheck(session)]);
       return { success: true, interactionId: "" };
     },
 

@@ -1,6 +1,6 @@
 import type { Cache } from "@atrium/kit";
 import { type Scope, type StmEvent, scopeKey } from "../domain.js";
-import type { EventStore } from "../store/events.js";
+import type { EventStore, InsertedEvent } from "../store/events.js";
 
 export interface StmWindowOptions {
   cache: Cache;
@@ -54,21 +54,41 @@ export function createStmWindow(options: StmWindowOptions) {
     return newest;
   }
 
+  async function append(scope: Scope, event: StmEvent, supersedes?: string): Promise<void> {
+    const key = listKey(scope);
+    try {
+      if (supersedes) {
+        const [head] = await cache.lrange(key, 0, 0);
+        if (head && parse(head).id === supersedes) await cache.ltrim(key, 1, -1);
+        else {
+          // The list does not end where the durable window does: rebuild it on next read.
+          await cache.del(key, warmKey(scope));
+          return;
+        }
+      }
+      await cache.lpushTrim(key, [serialize(event)], size);
+    } catch (error) {
+      report(error, "append");
+      await cache.del(key, warmKey(scope)).catch(() => undefined);
+    }
+  }
+
   return {
-    async append(scope: Scope, event: StmEvent, supersedes?: string): Promise<void> {
+    append,
+
+    /** Events stored together, in storage order; one cache round trip unless one coalesced. */
+    async appendAll(scope: Scope, stored: InsertedEvent[]): Promise<void> {
+      if (stored.some((s) => s.supersedes)) {
+        for (const { event, supersedes } of stored) await append(scope, event, supersedes);
+        return;
+      }
       const key = listKey(scope);
       try {
-        if (supersedes) {
-          const [head] = await cache.lrange(key, 0, 0);
-          if (head && parse(head).id === supersedes) await cache.ltrim(key, 1, -1);
-          else {
-            // The list does not end where the durable window does: rebuild it on next read.
-            await cache.del(key, warmKey(scope));
-            return;
-          }
-        }
-        await cache.lpush(key, serialize(event));
-        await cache.ltrim(key, 0, size - 1);
+        await cache.lpushTrim(
+          key,
+          stored.map((s) => serialize(s.event)),
+          size,
+        );
       } catch (error) {
         report(error, "append");
         await cache.del(key, warmKey(scope)).catch(() => undefined);
