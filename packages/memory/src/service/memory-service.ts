@@ -23,7 +23,6 @@ import {
   EVENT_ROLES,
   EVENT_TYPES,
   type EventRole,
-  type EventType,
   type Scope,
   type SessionRecord,
   type StmEvent,
@@ -34,7 +33,7 @@ import { cosineSimilarity } from "../embeddings/vectors.js";
 import { CHAIN_CHECK_JOB, type ChainCheckJob } from "../pipeline/chain-check-worker.js";
 import type { Promoter } from "../pipeline/promoter.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
-import type { EventStore } from "../store/events.js";
+import type { EventStore, NewEvent } from "../store/events.js";
 import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
 import type { SessionStore } from "../store/sessions.js";
 import type { VectorSearch } from "../store/vector-search.js";
@@ -203,15 +202,7 @@ export function createMemoryService(
 
   async function store(
     session: SessionRecord,
-    input: {
-      role: EventRole;
-      type: EventType;
-      content: string;
-      metadata: Record<string, string>;
-      timestamp: Date;
-      blobUri?: string;
-      blobMimeType?: string;
-    },
+    input: Omit<NewEvent, "sessionId" | "scope">,
   ): Promise<StmEvent> {
     const { event, supersedes } = await events.insert({
       sessionId: session.id,
