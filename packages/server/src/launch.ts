@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { Env } from "@atrium/kit";
 import { ensureDevKeys } from "./dev-keys.js";
 
 export type ServiceName = "memory" | "broker" | "gateway" | "agent";
@@ -10,8 +11,6 @@ export interface RunningService {
   urls: { rest: string; grpc?: string };
   stop(): Promise<void>;
 }
-
-export type Env = Record<string, string | undefined>;
 
 export type ServiceLauncher = (options: { env: Env }) => Promise<RunningService>;
 
