@@ -35,6 +35,7 @@ const schema = z.object({
   MEMORY_CHAIN_GAP: envDuration().default(30 * 60_000),
   MEMORY_PROMOTER_INTERVAL: envDuration().default(5 * 60_000),
   MEMORY_STM_CACHE_SIZE: envInteger({ min: 1, max: 10_000 }).default(200),
+  MEMORY_ANALYSIS_THREADS: envInteger({ min: 0, max: 64 }).default(1),
 });
 
 export type MemoryConfig = z.output<typeof schema>;

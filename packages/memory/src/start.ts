@@ -15,6 +15,7 @@ import {
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
+import { createTextAnalysisPool } from "./chains/text-analysis-pool.js";
 import { loadMemoryConfig, type MemoryConfig } from "./config.js";
 import { scopeKey } from "./domain.js";
 import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
@@ -111,6 +112,9 @@ export async function startMemoryService(
     const redisUrl = config.REDIS_URL?.toString();
     const cache = createCache({ redisUrl });
     cleanup.push(() => cache.close());
+    // Closed after the queue, which lets running chain checks finish first.
+    const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
+    cleanup.push(() => textAnalysis.close());
     const queue = createQueue({ redisUrl });
     cleanup.push(() => queue.close());
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
@@ -139,7 +143,8 @@ export async function startMemoryService(
       events,
       embedder,
       vectorSearch,
-      analyser: createChainAnalyser({ llm, onLlmError }),
+      textAnalysis,
+      analyser: createChainAnalyser({ llm, onLlmError, textAnalysis }),
       judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
     });
     queue.process<ChainCheckJob>(CHAIN_CHECK_JOB, (job) => worker.processScope(job.data.scope), {

@@ -1,10 +1,6 @@
 import type { Llm } from "../llm/llm.js";
-import {
-  type ChainAnalysis,
-  type EntityType,
-  extractiveAnalysis,
-  informationDensity,
-} from "./text-analysis.js";
+import { type ChainAnalysis, type EntityType, informationDensity } from "./text-analysis.js";
+import { inlineTextAnalysis, type TextAnalysis } from "./text-analysis-pool.js";
 
 const ENTITY_TYPES: EntityType[] = ["person", "place", "organization", "thing"];
 
@@ -93,10 +89,13 @@ export interface ChainAnalyserOptions {
   llm?: Llm;
   /** Called when the LLM fails and the extractive fallback is used instead. */
   onLlmError?: (error: unknown) => void;
+  /** Where the extractive analysis runs; default on the calling thread. */
+  textAnalysis?: TextAnalysis;
 }
 
 /** LLM analysis when one is configured, the extractive fallback otherwise or when it fails. */
 export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAnalyser {
+  const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   return {
     async analyse(text) {
       const density = informationDensity(text);
@@ -118,7 +117,7 @@ export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAn
           options.onLlmError?.(error);
         }
       }
-      return { ...extractiveAnalysis(text), density };
+      return { ...(await textAnalysis.analyse(text)), density };
     },
   };
 }

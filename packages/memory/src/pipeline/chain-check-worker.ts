@@ -4,7 +4,8 @@ import type { ChainAnalyser } from "../chains/analyse-chain.js";
 import type { ContinuityJudge } from "../chains/continuity.js";
 import { findMergeTarget } from "../chains/heat.js";
 import type { ChainAnalysis } from "../chains/text-analysis.js";
-import { contentWords, extractiveSummary, keywordTopic } from "../chains/text-analysis.js";
+import { contentWords, keywordTopic } from "../chains/text-analysis.js";
+import { inlineTextAnalysis, type TextAnalysis } from "../chains/text-analysis-pool.js";
 import type { Scope, StmEvent } from "../domain.js";
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
 import { cosineSimilarity, l2Normalize } from "../embeddings/vectors.js";
@@ -26,6 +27,8 @@ export interface ChainCheckWorkerOptions {
   analyser: ChainAnalyser;
   judge: ContinuityJudge;
   vectorSearch: VectorSearch;
+  /** Where open chains are summarised; default on the calling thread. */
+  textAnalysis?: TextAnalysis;
   /** Pending events read per pass; default 100. */
   batchSize?: number;
   now?: () => Date;
@@ -70,6 +73,7 @@ function qualityOf(content: string): number {
  */
 export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   const { sql, events, embedder, analyser, judge, vectorSearch } = options;
+  const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   const batchSize = options.batchSize ?? 100;
   const now = options.now ?? (() => new Date());
 
@@ -123,7 +127,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   async function refreshOpen(chain: ChainRecord) {
     // The newest part: a growing chain is re-summarised on every check.
     const recent = chain.content.slice(-SUMMARY_WINDOW_CHARS);
-    chain.summary = extractiveSummary(recent);
+    chain.summary = await textAnalysis.summarise(recent);
     chain.topic = keywordTopic(recent);
     chain.quality = qualityOf(chain.content);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
