@@ -63,6 +63,7 @@ const deps = {
   },
   events: { insert: unused("events.insert") },
   window: { append: unused("window.append"), read: async () => [] },
+  recentPages: { read: async () => [], invalidate: unused("recentPages.invalidate") },
   vectorSearch: {
     kind: "exact",
     upsert: unused("vector.upsert"),

@@ -347,6 +347,30 @@ for (const name of ["rest", "grpc"] as const) {
       assert.match(recent.relevant_pages[0].summary, /sourdough/i);
     });
 
+    test("GetContext: relevant pages follow the chain checks, never a stale cached list", async () => {
+      const id = await session(`pages-${name}`);
+      // Read first, so that an empty list is what the cache holds when the chain appears.
+      assert.deepEqual((await ok(t(), "getContext", { session_id: id })).relevant_pages, []);
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "How long should a sourdough starter ferment before baking bread?",
+        agent_response: "Feed the sourdough starter and bake when it doubles, about six hours.",
+      });
+      await eventually("the open chain is a relevant page", async () => {
+        const pages = (await ok(t(), "getContext", { session_id: id })).relevant_pages;
+        return pages.length === 1 && /sourdough/i.test(pages[0].summary);
+      });
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "Which hiking boots are waterproof for a week in Scotland?",
+        agent_response: "Leather hiking boots with a membrane keep Scottish bogs out.",
+      });
+      await eventually("the new topic's chain comes first", async () => {
+        const pages = (await ok(t(), "getContext", { session_id: id })).relevant_pages;
+        return pages.length === 2 && /boots/i.test(pages[0].summary);
+      });
+    });
+
     test("SearchMemory: facts about entities the query names come from the long-term graph", async () => {
       const id = await session("graph-user");
       await ok(t(), "storeInteraction", {

@@ -17,7 +17,7 @@ import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
 import { createTextAnalysisPool } from "./chains/text-analysis-pool.js";
 import { loadMemoryConfig, type MemoryConfig } from "./config.js";
-import { scopeKey } from "./domain.js";
+import { type Scope, scopeKey } from "./domain.js";
 import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createHashEmbedder } from "./embeddings/hash-embedder.js";
@@ -33,6 +33,7 @@ import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
 import { migrationsDir } from "./store/migrate.js";
+import { createRecentPages } from "./store/recent-pages.js";
 import { createSessionStore } from "./store/sessions.js";
 import { createVectorSearch } from "./store/vector-search.js";
 
@@ -138,7 +139,15 @@ export async function startMemoryService(
       onCacheError: (error, operation) =>
         logger.warn({ err: error, operation }, "STM cache unavailable"),
     });
+    const recentPages = createRecentPages({
+      sql,
+      cache,
+      onCacheError: (error, operation) =>
+        logger.warn({ err: error, operation }, "recent pages cache unavailable"),
+    });
+    const onChainsChanged = (scopes: Scope[]) => recentPages.invalidate(scopes);
     const worker = createChainCheckWorker({
+      onChainsChanged,
       sql,
       events,
       embedder,
@@ -151,6 +160,7 @@ export async function startMemoryService(
       concurrency: 2,
     });
     const promoter = createPromoter({
+      onChainsChanged,
       sql,
       worker,
       vectorSearch,
@@ -188,6 +198,7 @@ export async function startMemoryService(
       sessions,
       events,
       window,
+      recentPages,
       vectorSearch,
       promoter,
       logger,

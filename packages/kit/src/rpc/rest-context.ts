@@ -19,6 +19,10 @@ export interface RestHandlerContext {
   complete(): void;
 }
 
+// Connect aborts a finished call's signal; without a reason, every call would build a
+// DOMException with a stack trace (~2% of a small request's CPU).
+const callCompleted = new Error("call completed");
+
 /**
  * A real Connect HandlerContext for a REST call, so one implementation serves both transports:
  * same headers, descriptors and context values, and a signal that fires when the client goes away.
@@ -42,7 +46,7 @@ export function createRestHandlerContext(options: RestHandlerContextOptions): Re
     context,
     complete() {
       reply.raw.off("close", onClose);
-      context.abort();
+      context.abort(callCompleted);
     },
   };
 }

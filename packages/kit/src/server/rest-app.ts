@@ -69,6 +69,9 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     loggerInstance: logger,
     // One line per request is written by the onResponse hook below, with the operation label.
     logController: new LogController({ disableRequestLogging: true }),
+    // A pino child per request (redacting its bindings) cost ~3% of a small request's CPU; the
+    // lines below carry the request id themselves.
+    childLoggerFactory: (parent) => parent,
     bodyLimit: options.bodyLimit,
     https: tls
       ? {
@@ -97,8 +100,8 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     try {
       callerAddress.check(address);
     } catch (error) {
-      request.log.warn(
-        { callerAddress: address, operation: restOperation(request) },
+      logger.warn(
+        { reqId: request.id, callerAddress: address, operation: restOperation(request) },
         "caller address rejected",
       );
       throw error;
@@ -115,8 +118,9 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
         });
         if (identity) identities.set(request, identity);
       } catch (error) {
-        request.log.warn(
+        logger.warn(
           {
+            reqId: request.id,
             mechanism: (error as Partial<AuthenticationError>).mechanism ?? "unknown",
             operation: restOperation(request),
           },
@@ -135,8 +139,9 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       status: String(reply.statusCode),
       durationSeconds: reply.elapsedTime / 1000,
     });
-    request.log[isOpen(request) ? "debug" : "info"](
+    logger[isOpen(request) ? "debug" : "info"](
       {
+        reqId: request.id,
         req: {
           method: request.method,
           path: pathOf(request.url),
@@ -154,7 +159,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     const normalized = normalizeRestError(error);
     if (normalized.httpStatus >= 500) {
-      request.log.error({ err: normalized.cause ?? error }, "request failed");
+      logger.error({ reqId: request.id, err: normalized.cause ?? error }, "request failed");
     }
     const { status, body } = restError(normalized);
     return reply.status(status).send(body);

@@ -27,6 +27,8 @@ export interface ChainCheckWorkerOptions {
   analyser: ChainAnalyser;
   judge: ContinuityJudge;
   vectorSearch: VectorSearch;
+  /** Told the scopes whose chains a commit changed (the recent pages cache). */
+  onChainsChanged?: (scopes: Scope[]) => Promise<void>;
   /** Where open chains are summarised; default on the calling thread. */
   textAnalysis?: TextAnalysis;
   /** Pending events read per pass; default 100. */
@@ -207,6 +209,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       }
       await events.markChained(doneIds, tx);
     });
+    if (changes.length > 0) await options.onChainsChanged?.(changes.map((c) => c.save.scope));
   }
 
   /** One pass over up to `batchSize` pending events; false when there were none. */

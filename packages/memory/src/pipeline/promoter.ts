@@ -1,6 +1,7 @@
 import type { Sql } from "@atrium/kit";
 import { DEFAULT_MAX_GAP_MS } from "../chains/continuity.js";
 import { ARCHIVE_IDLE_MS, heat, PROMOTE_HEAT, shouldArchive } from "../chains/heat.js";
+import type { Scope } from "../domain.js";
 import { analyseGraph } from "../graph/analytics.js";
 import { chainStore } from "../store/chains.js";
 import { graphStore } from "../store/graph.js";
@@ -15,6 +16,8 @@ export interface PromoterOptions {
   idleCloseMs?: number;
   /** Chains per transaction; default 200. */
   batchSize?: number;
+  /** Told the scopes whose chains the archiver took out of the recent pages. */
+  onChainsChanged?: (scopes: Scope[]) => Promise<void>;
   now?: () => Date;
 }
 
@@ -62,7 +65,7 @@ export function createPromoter(options: PromoterOptions) {
   }
 
   async function archiveChains(): Promise<number> {
-    return sql.transaction(async (tx) => {
+    const archived = await sql.transaction(async (tx) => {
       const at = now();
       const chains = await chainStore.idleSince(
         tx,
@@ -78,8 +81,10 @@ export function createPromoter(options: PromoterOptions) {
         tx,
         cold.map((c) => c.id),
       );
-      return cold.length;
+      return cold;
     });
+    if (archived.length > 0) await options.onChainsChanged?.(archived.map((c) => c.scope));
+    return archived.length;
   }
 
   async function runGraphAnalytics(): Promise<number> {

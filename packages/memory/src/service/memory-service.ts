@@ -35,6 +35,7 @@ import type { Promoter } from "../pipeline/promoter.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
 import type { EventStore, NewEvent } from "../store/events.js";
 import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
+import type { RecentPages } from "../store/recent-pages.js";
 import type { SessionStore } from "../store/sessions.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import type { StmWindow } from "./stm-window.js";
@@ -49,6 +50,7 @@ export interface MemoryServiceDeps {
   sessions: SessionStore;
   events: EventStore;
   window: StmWindow;
+  recentPages: RecentPages;
   vectorSearch: VectorSearch;
   /** Absent: TriggerGraphAnalytics answers Internal. */
   promoter?: Promoter;
@@ -129,8 +131,8 @@ function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
 export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
-  const { sql, cache, queue, blobStore, embedder, sessions, events, window, vectorSearch, logger } =
-    deps;
+  const { sql, cache, queue, blobStore, embedder, sessions, events, window, recentPages } = deps;
+  const { vectorSearch, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
   /** The session, or NotFound; with a JWT identity, only the identity's own sessions exist. */
@@ -197,6 +199,9 @@ export function createMemoryService(
     const updates = due.map((c) => ({ id: c.id, ...recordAccess(c, at) }));
     chainStore
       .setAccess(sql, updates)
+      // The cached pages still carry the old access time: without this, every read would
+      // write again.
+      .then(() => recentPages.invalidate(due.map((c) => c.scope)))
       .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
   }
 
@@ -332,21 +337,23 @@ export function createMemoryService(
       const limit = request.limit ?? DEFAULT_CONTEXT_LIMIT;
       if (limit < 0) throw invalidArgument("limit must not be negative");
       const session = await resolveSession(request.sessionId, context);
-      const stm = await window.read(session, Math.min(limit, MAX_CONTEXT_LIMIT));
-      let pages: ChainRecord[];
-      if (request.query.trim()) {
+      const relevant = async (): Promise<ChainRecord[]> => {
+        if (!request.query.trim()) return recentPages.read(session, RELEVANT_PAGES);
         const hits = await vectorSearch.search({
           ...session,
           embedding: await embedOne(embedder, request.query),
           limit: RELEVANT_PAGES,
         });
-        pages = await chainStore.byIds(
+        return chainStore.byIds(
           sql,
           hits.map((h) => h.chainId),
         );
-      } else {
-        pages = await chainStore.recent(sql, session, RELEVANT_PAGES);
-      }
+      };
+      // Started together, so that their cache reads share one pipelined round trip.
+      const [stm, pages] = await Promise.all([
+        window.read(session, Math.min(limit, MAX_CONTEXT_LIMIT)),
+        relevant(),
+      ]);
       touch(pages);
       return {
         stmEvents: stm.map(toStmEventMessage),
