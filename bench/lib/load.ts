@@ -1,5 +1,6 @@
 // Load generation and latency statistics shared by the benchmarks, so every bench reports
 // percentiles the same way.
+import http from "node:http";
 import { createRequire } from "node:module";
 
 /** The part of autocannon's result the benches report. */
@@ -34,4 +35,80 @@ export async function sequential(count: number, run: (i: number) => Promise<unkn
   }
   samples.sort((a, b) => a - b);
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+}
+
+export interface OpenLoopOptions {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Requests per second, sent at even intervals whatever the answers' pace. */
+  rate: number;
+  durationS: number;
+  /** Keep-alive connections the requests may use; default 64. */
+  connections?: number;
+}
+
+export interface OpenLoopResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * Open-loop load at a constant rate, the way wrk2 measures: request i is due at start + i/rate
+ * and its latency counts from when it was due, so a stall shows in the percentiles instead of
+ * silently slowing the sender (coordinated omission). autocannon's `overallRate` instead fires
+ * each second's quota back to back and then waits, which measures bursts, not a steady rate.
+ */
+export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections ?? 64 });
+  const url = new URL(options.url);
+  const total = Math.round(options.rate * options.durationS);
+  const intervalMs = 1000 / options.rate;
+  const samples: number[] = [];
+  let errors = 0;
+  let sent = 0;
+  const inFlight = new Set<Promise<void>>();
+  const send = (dueAt: number) => {
+    const done = new Promise<void>((resolve) => {
+      const request = http.request(
+        url,
+        { method: options.method ?? "GET", headers: options.headers, agent },
+        (response) => {
+          response.resume();
+          response.on("end", () => {
+            if (response.statusCode && response.statusCode < 300)
+              samples.push(performance.now() - dueAt);
+            else errors++;
+            resolve();
+          });
+        },
+      );
+      request.on("error", () => {
+        errors++;
+        resolve();
+      });
+      request.end(options.body);
+    });
+    inFlight.add(done);
+    void done.then(() => inFlight.delete(done));
+  };
+  const start = performance.now();
+  while (sent < total) {
+    const now = performance.now();
+    while (sent < total && start + sent * intervalMs <= now) send(start + sent++ * intervalMs);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  await Promise.all(inFlight);
+  const elapsedS = (performance.now() - start) / 1000;
+  agent.destroy();
+  samples.sort((a, b) => a - b);
+  return {
+    rps: round(samples.length / elapsedS),
+    p50: round(percentile(samples, 50)),
+    p99: round(percentile(samples, 99)),
+    errors,
+  };
 }

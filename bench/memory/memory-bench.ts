@@ -21,7 +21,7 @@ import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { createHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { autocannon, percentile, round } from "../lib/load.js";
+import { autocannon, openLoop, percentile, round } from "../lib/load.js";
 import { createBenchSearch } from "./bench-search.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -48,6 +48,12 @@ async function cannon(name: string, options: Record<string, unknown>): Promise<R
     p99: r.latency.p99,
     errors: r.errors + r.non2xx,
   };
+}
+
+/** Constant-rate (open-loop) REST load at BENCH_RATE; latency counted from each request's due time. */
+async function steady(name: string, url: string): Promise<Row> {
+  const r = await openLoop({ url, rate, durationS });
+  return { name, transport: "rest", ...r };
 }
 
 /** Closed-loop gRPC load: `concurrency` callers in a loop for the duration, on one connection. */
@@ -161,13 +167,14 @@ async function throughputPart() {
       });
     }
     await chainChecksDone(pg.sql);
+    // Warm-up, not reported: the first seconds of a fresh process run cold code (JIT, lazy
+    // module loading) and would otherwise land in the percentiles of the first measured row.
+    await autocannon({ url: `${rest}/api/v1/sessions/${session_id}/context`, duration: 3 });
+    await autocannon({ url: `${noopUrl}/noop`, duration: 1 });
     rows.push(await cannon("no-op Fastify route (reference)", { url: `${noopUrl}/noop` }));
+    rows.push(await steady(`no-op Fastify route at ${rate} req/s (reference)`, `${noopUrl}/noop`));
     rows.push(
-      await cannon(`GetContext at ${rate} req/s`, {
-        url: `${rest}/api/v1/sessions/${session_id}/context`,
-        overallRate: rate,
-        connections: 16,
-      }),
+      await steady(`GetContext at ${rate} req/s`, `${rest}/api/v1/sessions/${session_id}/context`),
     );
     rows.push(
       await cannon("GetContext (max rate)", {

@@ -22,8 +22,8 @@ export interface Cache {
   /** Keeps only the inclusive range, as Redis LTRIM. */
   ltrim(key: string, start: number, stop: number): Promise<void>;
   /**
-   * `lpush` then keep only the `keep` newest elements, atomically and in one round trip: a
-   * capped newest-first window written without a second call per append.
+   * `lpush` then keep only the `keep` newest elements, in one round trip: a capped newest-first
+   * window written without a second call per append.
    */
   lpushTrim(key: string, values: string[], keep: number): Promise<void>;
   llen(key: string): Promise<number>;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql, SqlExecutor } from "@atrium/kit";
 import type { EventRole, EventType, Scope, StmEvent } from "../domain.js";
+import { createGroupCommit } from "./group-commit.js";
 
 export interface NewEvent {
   sessionId: string;
@@ -117,16 +118,50 @@ async function writeEvent(tx: SqlExecutor, input: NewEvent): Promise<InsertedEve
   return { event: toStmEvent(rows[0]), ...(previous ? { supersedes: previous.id } : {}) };
 }
 
+/**
+ * Plain events (no coalescing to decide) of any number of requests in one multi-row INSERT: one
+ * statement is atomic, so each request's events are all stored or none.
+ */
+async function insertPlain(sql: Sql, inputs: NewEvent[]): Promise<InsertedEvent[]> {
+  const params: unknown[] = [];
+  const ids: string[] = [];
+  const values = inputs.map((input) => {
+    const id = randomUUID();
+    ids.push(id);
+    params.push(...rowParams(input, id, 1));
+    const first = params.length - ROW_PARAMS + 1;
+    const p = Array.from(
+      { length: ROW_PARAMS },
+      (_, i) => `$${first + i}${i === 8 ? "::jsonb" : ""}`,
+    );
+    return `(${p.join(", ")})`;
+  });
+  const { rows } = await sql.query<EventRow>(
+    `INSERT INTO memory_events (${INSERT_COLUMNS}) VALUES ${values.join(", ")} RETURNING ${COLUMNS}`,
+    params,
+  );
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return ids.map((id) => ({ event: toStmEvent(byId.get(id) as EventRow) }));
+}
+
+export interface EventStoreOptions {
+  /** Requests whose events one INSERT may carry (group commit); default 200. */
+  maxRequestsPerInsert?: number;
+}
+
 /** Durable STM events: the source of truth the cache window is rebuilt from. */
-export function createEventStore(sql: Sql) {
+export function createEventStore(sql: Sql, options: EventStoreOptions = {}) {
+  const plainInserts = createGroupCommit((inputs: NewEvent[]) => insertPlain(sql, inputs), {
+    maxRequests: options.maxRequestsPerInsert,
+  });
   return {
     /** One event, coalesced with its predecessor when it repeats a workflow step (writeEvent). */
     async insert(input: NewEvent): Promise<InsertedEvent> {
-      // Only a possible coalescing needs the read-then-write transaction; a plain event is one
-      // auto-committed INSERT.
-      return input.metadata.workflow_id
-        ? sql.transaction((tx) => writeEvent(tx, input))
-        : writeEvent(sql, input);
+      // Only a possible coalescing needs the read-then-write transaction; a plain event joins
+      // the next group INSERT.
+      if (input.metadata.workflow_id) return sql.transaction((tx) => writeEvent(tx, input));
+      const [inserted] = await plainInserts.write([input]);
+      return inserted;
     },
 
     /** Several events atomically, in order: all are stored or none. */
@@ -138,28 +173,7 @@ export function createEventStore(sql: Sql) {
           return out;
         });
       }
-      // One multi-row INSERT: one round trip, atomic, rows numbered in VALUES order.
-      const params: unknown[] = [];
-      const values = inputs.map((input) => {
-        params.push(...rowParams(input, randomUUID(), 1));
-        const first = params.length - ROW_PARAMS + 1;
-        const p = Array.from(
-          { length: ROW_PARAMS },
-          (_, i) => `$${first + i}${i === 8 ? "::jsonb" : ""}`,
-        );
-        return `(${p.join(", ")})`;
-      });
-      const { rows } = await sql.query<EventRow>(
-        `INSERT INTO memory_events (${INSERT_COLUMNS}) VALUES ${values.join(", ")} RETURNING ${COLUMNS}, seq`,
-        params,
-      );
-      return [...rows]
-        .sort(
-          (a, b) =>
-            Number((a as EventRow & { seq: string }).seq) -
-            Number((b as EventRow & { seq: string }).seq),
-        )
-        .map((row) => ({ event: toStmEvent(row) }));
+      return plainInserts.write(inputs);
     },
 
     /** The newest `limit` window events of a scope, newest first. */

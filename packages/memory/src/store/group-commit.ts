@@ -1,0 +1,72 @@
+export interface GroupCommitOptions {
+  /** Most requests written by one statement; default 200. */
+  maxRequests?: number;
+}
+
+interface Waiting<Item, Result> {
+  items: Item[];
+  resolve: (results: Result[]) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit for many small writers: calls that arrive while a write is in flight are written
+ * together by the next one, so a busy service sends one statement (one round trip, one commit)
+ * per batch instead of one per request, and an idle one adds no wait at all. Each caller still
+ * gets all of its own items or an error: when a batch fails, its requests are retried one by
+ * one, so one bad request fails alone. DataLoader-style libraries batch reads per tick; none
+ * keeps one write in flight with this failure isolation, hence this small one.
+ */
+export function createGroupCommit<Item, Result>(
+  write: (items: Item[]) => Promise<Result[]>,
+  options: GroupCommitOptions = {},
+) {
+  const maxRequests = options.maxRequests ?? 200;
+  let waiting: Waiting<Item, Result>[] = [];
+  let writing = false;
+
+  async function writeOne(request: Waiting<Item, Result>) {
+    try {
+      request.resolve(await write(request.items));
+    } catch (error) {
+      request.reject(error);
+    }
+  }
+
+  async function drain() {
+    writing = true;
+    while (waiting.length > 0) {
+      const batch = waiting.slice(0, maxRequests);
+      waiting = waiting.slice(batch.length);
+      if (batch.length === 1) {
+        await writeOne(batch[0]);
+        continue;
+      }
+      try {
+        const results = await write(batch.flatMap((r) => r.items));
+        let offset = 0;
+        for (const request of batch) {
+          request.resolve(results.slice(offset, offset + request.items.length));
+          offset += request.items.length;
+        }
+      } catch {
+        for (const request of batch) await writeOne(request);
+      }
+    }
+    writing = false;
+  }
+
+  return {
+    /** Writes `items` with whatever else is waiting; resolves with their results in order. */
+    write(items: Item[]): Promise<Result[]> {
+      return new Promise<Result[]>((resolve, reject) => {
+        waiting.push({ items, resolve, reject });
+        // Deferred to the end of this round of I/O, so the requests read together join.
+        if (!writing) {
+          writing = true;
+          setImmediate(() => void drain());
+        }
+      });
+    },
+  };
+}
