@@ -66,9 +66,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
 
     async add(name, data, jobOptions) {
       if (closed) throw new Error("queue is closed");
-      const { attempts, backoffMs, dedupeKey } = resolveJobOptions(jobOptions);
+      const { attempts, backoffMs, dedupeKey, delayMs, jobId } = resolveJobOptions(jobOptions);
       const job = await queueFor(name).add(name, data, {
         attempts,
+        ...(delayMs > 0 ? { delay: delayMs } : {}),
+        ...(jobId === undefined ? {} : { jobId }),
         backoff: { type: "exponential", delay: backoffMs },
         removeOnComplete: true,
         removeOnFail: false,
@@ -91,7 +93,14 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
       const worker = new Worker(
         name,
         async (job: BullJob) => {
-          await run({ id: job.id ?? "", name, data: job.data, attempt: job.attemptsMade + 1 });
+          await run({
+            id: job.id ?? "",
+            name,
+            data: job.data,
+            attempt: job.attemptsMade + 1,
+            // Removed only while this job still holds it.
+            releaseDedupeKey: async () => void (await job.removeDeduplicationKey()),
+          });
         },
         { connection, prefix, concurrency },
       );

@@ -13,6 +13,7 @@ interface QueuedJob extends Job {
 /** Jobs of one name. */
 interface JobLine {
   waiting: QueuedJob[];
+  /** Delayed jobs and retries waiting out their backoff. */
   retryTimers: Map<QueuedJob, NodeJS.Timeout>;
   running: Set<Promise<void>>;
   handler?: JobHandler;
@@ -81,7 +82,10 @@ export function createMemoryQueue(): Queue {
   async function execute(jobs: JobLine, handler: JobHandler, job: QueuedJob): Promise<void> {
     const { options, ...visible } = job;
     try {
-      await handler(visible);
+      await handler({
+        ...visible,
+        releaseDedupeKey: async () => releaseDedupeKey(jobs, job),
+      });
       releaseDedupeKey(jobs, job);
     } catch (error) {
       if (job.attempt < options.attempts && !closed) {
@@ -111,10 +115,20 @@ export function createMemoryQueue(): Queue {
       const holder =
         options.dedupeKey === undefined ? undefined : jobs.dedupe.get(options.dedupeKey);
       if (holder !== undefined) return holder;
-      const id = String(nextId++);
+      const id = options.jobId ?? String(nextId++);
       const copy = data === undefined ? undefined : JSON.parse(JSON.stringify(data));
-      jobs.waiting.push({ id, name, data: copy, attempt: 1, options });
+      const job: QueuedJob = { id, name, data: copy, attempt: 1, options };
       if (options.dedupeKey !== undefined) jobs.dedupe.set(options.dedupeKey, id);
+      if (options.delayMs > 0) {
+        const timer = setTimeout(() => {
+          jobs.retryTimers.delete(job);
+          jobs.waiting.push(job);
+          pump(jobs);
+        }, options.delayMs);
+        jobs.retryTimers.set(job, timer);
+        return id;
+      }
+      jobs.waiting.push(job);
       // Started on a later turn, as by a worker, never inside the caller's add().
       setImmediate(() => pump(jobs));
       return id;

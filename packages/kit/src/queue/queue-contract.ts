@@ -139,6 +139,80 @@ export function queueContract(adapter: string, open: OpenQueue): void {
       ]);
     });
 
+    test("a delayed job waits out its delay, holding its dedupe key meanwhile", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const key = `delayed-${randomUUID()}`;
+      const started: number[] = [];
+      f.queue.process(f.name, async () => {
+        started.push(Date.now());
+      });
+      const addedAt = Date.now();
+      const first = await f.queue.add(f.name, {}, { dedupeKey: key, delayMs: 300 });
+      assert.equal(await f.queue.add(f.name, {}, { dedupeKey: key }), first);
+      await f.queue.drained(f.name);
+      assert.equal(started.length, 1);
+      // BullMQ keeps times in whole milliseconds.
+      assert.ok(started[0] - addedAt >= 299, `started after ${started[0] - addedAt} ms`);
+      await assert.rejects(f.queue.add(f.name, {}, { delayMs: -1 }), RangeError);
+    });
+
+    test("a job takes the id it is given; a coalesced add answers the holder's id", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const key = `named-${randomUUID()}`;
+      const [a, b] = [`job-${randomUUID()}`, `job-${randomUUID()}`];
+      const seen: string[] = [];
+      assert.equal(await f.queue.add(f.name, {}, { dedupeKey: key, jobId: a }), a);
+      assert.equal(await f.queue.add(f.name, {}, { dedupeKey: key, jobId: b }), a);
+      f.queue.process(f.name, async (job) => {
+        seen.push(job.id);
+      });
+      await f.queue.drained(f.name);
+      assert.deepEqual(seen, [a]);
+      await assert.rejects(f.queue.add(f.name, {}, { jobId: "12" }), RangeError);
+      await assert.rejects(f.queue.add(f.name, {}, { jobId: "a:b" }), RangeError);
+    });
+
+    test("a running job that releases its dedupe key lets the next add create a job", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const key = `released-${randomUUID()}`;
+      const released = gate();
+      const secondRunning = gate();
+      const finishFirst = gate();
+      const finishSecond = gate();
+      const ran: unknown[] = [];
+      f.queue.process(
+        f.name,
+        async (job) => {
+          ran.push(job.data);
+          if ((job.data as { n: number }).n === 1) {
+            await job.releaseDedupeKey();
+            released.open();
+            await finishFirst.opened;
+          } else {
+            secondRunning.open();
+            await finishSecond.opened;
+          }
+        },
+        { concurrency: 2 },
+      );
+      const first = await f.queue.add(f.name, { n: 1 }, { dedupeKey: key });
+      await released.opened;
+      const second = await f.queue.add(f.name, { n: 2 }, { dedupeKey: key });
+      assert.notEqual(second, first);
+      await secondRunning.opened;
+      finishFirst.open();
+      // Time for the first job's completion to reach the queue: it must not free the key the
+      // second job holds now.
+      await sleep(200);
+      assert.equal(await f.queue.add(f.name, { n: 3 }, { dedupeKey: key }), second);
+      finishSecond.open();
+      await f.queue.drained(f.name);
+      assert.deepEqual(ran, [{ n: 1 }, { n: 2 }]);
+    });
+
     test("no more jobs run at once than the concurrency allows", async (t) => {
       const f = await setUp(t, open);
       if (!f) return;

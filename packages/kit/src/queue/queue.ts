@@ -9,6 +9,13 @@ export interface JobOptions {
    * flooding the queue ahead of everyone else.
    */
   dedupeKey?: string;
+  /** The job runs no earlier than this many ms after the add; its dedupe key is held meanwhile. */
+  delayMs?: number;
+  /**
+   * The id to give the job. When a dedupe key coalesced the add, the id of the job holding the
+   * key comes back instead: comparing tells whether this add created a job.
+   */
+  jobId?: string;
 }
 
 export interface Job<Data = unknown> {
@@ -19,12 +26,22 @@ export interface Job<Data = unknown> {
   attempt: number;
 }
 
+/** What a handler gets: the job, and control over its dedupe key. */
+export interface RunningJob<Data = unknown> extends Job<Data> {
+  /**
+   * Frees the job's dedupe key before the job ends: an add from now on creates a new job. For a
+   * handler whose last step looks for work that arrived too late for it (and adds a job for
+   * it), so that nothing lands between that look and the key's release. No-op without a key.
+   */
+  releaseDedupeKey(): Promise<void>;
+}
+
 export interface FailedJob<Data = unknown> extends Job<Data> {
   error: string;
   failedAt: Date;
 }
 
-export type JobHandler<Data = unknown> = (job: Job<Data>) => Promise<void>;
+export type JobHandler<Data = unknown> = (job: RunningJob<Data>) => Promise<void>;
 
 /**
  * The job-queue port. BullMQ and an in-process queue implement it with the same semantics:
