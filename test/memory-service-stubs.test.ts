@@ -6,7 +6,6 @@ import {
   createAuthenticator,
   createLogger,
   createServiceHost,
-  type Queue,
   type ServiceHost,
   type Sql,
 } from "@atrium/kit";
@@ -52,7 +51,7 @@ const deps = {
       throw new Error("connect ECONNREFUSED 127.0.0.1:6390");
     },
   } as unknown as Cache,
-  queue: { add: unused("queue.add") } as unknown as Queue,
+  chainChecks: { request: unused("chainChecks.request") },
   embedder: createHashEmbedder(),
   sessions: {
     create: async (scope: { tenantId: string; userId: string; agentId: string }) => {

@@ -54,7 +54,7 @@ export {
 export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
 export { createQueue, type QueueOptions } from "./queue/create-queue.js";
 export { createMemoryQueue } from "./queue/memory-queue.js";
-export type { FailedJob, Job, JobHandler, JobOptions, Queue } from "./queue/queue.js";
+export type { FailedJob, Job, JobHandler, JobOptions, Queue, RunningJob } from "./queue/queue.js";
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";

@@ -17,17 +17,14 @@ import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
 import { createTextAnalysisPool } from "./chains/text-analysis-pool.js";
 import { loadMemoryConfig, type MemoryConfig } from "./config.js";
-import { type Scope, scopeKey } from "./domain.js";
+import type { Scope } from "./domain.js";
 import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createHashEmbedder } from "./embeddings/hash-embedder.js";
 import { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
 import { createOpenAiLlm, type Llm } from "./llm/llm.js";
-import {
-  CHAIN_CHECK_JOB,
-  type ChainCheckJob,
-  createChainCheckWorker,
-} from "./pipeline/chain-check-worker.js";
+import { createChainCheckScheduler } from "./pipeline/chain-check-scheduler.js";
+import { createChainCheckWorker } from "./pipeline/chain-check-worker.js";
 import { createPromoter } from "./pipeline/promoter.js";
 import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
@@ -156,9 +153,8 @@ export async function startMemoryService(
       analyser: createChainAnalyser({ llm, onLlmError, textAnalysis }),
       judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
     });
-    queue.process<ChainCheckJob>(CHAIN_CHECK_JOB, (job) => worker.processScope(job.data.scope), {
-      concurrency: 2,
-    });
+    const chainChecks = createChainCheckScheduler({ queue, events, worker });
+    chainChecks.start();
     const promoter = createPromoter({
       onChainsChanged,
       sql,
@@ -169,19 +165,11 @@ export async function startMemoryService(
     cleanup.push(() => promoter.idle());
 
     // Messages stored while no worker ran (a crash, a restart) still get their chain check.
-    const sweepPending = async () => {
-      for (const scope of await events.scopesWithPending()) {
-        await queue.add<ChainCheckJob>(
-          CHAIN_CHECK_JOB,
-          { scope },
-          { dedupeKey: `chain:${scopeKey(scope)}` },
-        );
-      }
-    };
-    await sweepPending();
+    await chainChecks.sweep();
     if (config.MEMORY_PROMOTER_INTERVAL > 0) {
       const timer = setInterval(() => {
-        sweepPending()
+        chainChecks
+          .sweep()
           .then(() => promoter.runCycle())
           .catch((error) => logger.error({ err: error }, "scheduled memory cycle failed"));
       }, config.MEMORY_PROMOTER_INTERVAL);
@@ -192,7 +180,7 @@ export async function startMemoryService(
     const implementation = createMemoryService({
       sql,
       cache,
-      queue,
+      chainChecks,
       blobStore,
       embedder,
       sessions,

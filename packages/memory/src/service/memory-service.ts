@@ -9,7 +9,6 @@ import {
   invalidArgument,
   type Logger,
   notFound,
-  type Queue,
   type Sql,
   unimplemented,
 } from "@atrium/kit";
@@ -26,11 +25,10 @@ import {
   type Scope,
   type SessionRecord,
   type StmEvent,
-  scopeKey,
 } from "../domain.js";
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
 import { cosineSimilarity } from "../embeddings/vectors.js";
-import { CHAIN_CHECK_JOB, type ChainCheckJob } from "../pipeline/chain-check-worker.js";
+import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
 import type { EventStore, NewEvent } from "../store/events.js";
@@ -43,7 +41,8 @@ import type { StmWindow } from "./stm-window.js";
 export interface MemoryServiceDeps {
   sql: Sql;
   cache: Cache;
-  queue: Queue;
+  /** Told about stored messages, so that a chain check reads them. */
+  chainChecks: Pick<ChainCheckScheduler, "request">;
   /** Absent: payloads are refused with FailedPrecondition. */
   blobStore?: BlobStore;
   embedder: Embedder;
@@ -131,8 +130,8 @@ function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
 export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
-  const { sql, cache, queue, blobStore, embedder, sessions, events, window, recentPages } = deps;
-  const { vectorSearch, logger } = deps;
+  const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
+  const { recentPages, vectorSearch, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
   /** The session, or NotFound; with a JWT identity, only the identity's own sessions exist. */
@@ -149,44 +148,6 @@ export function createMemoryService(
       throw notFound(`session ${JSON.stringify(sessionId)} not found`);
     }
     return session;
-  }
-
-  /** Per scope: the add on its way to the queue, and the one that will follow it. */
-  const adding = new Map<string, { current: Promise<void>; next?: Promise<void> }>();
-
-  /**
-   * Enqueues a chain check for the scope. Callers that arrive while an add for the scope is in
-   * flight share one follow-up add sent after it: that add reaches the queue after each of their
-   * events was committed, as their own would have, and a burst on one scope holds at most one add
-   * in flight and one waiting instead of one per request. Rejections reach every caller that
-   * shared the add.
-   */
-  function enqueueChainCheck(scope: Scope): Promise<void> {
-    const key = scopeKey(scope);
-    const send = async () => {
-      await queue.add<ChainCheckJob>(
-        CHAIN_CHECK_JOB,
-        { scope },
-        { dedupeKey: `chain:${key}`, attempts: 5, backoffMs: 1000 },
-      );
-    };
-    const inFlight = adding.get(key);
-    if (inFlight) {
-      inFlight.next ??= inFlight.current.catch(() => undefined).then(send);
-      return inFlight.next;
-    }
-    const entry: { current: Promise<void>; next?: Promise<void> } = { current: send() };
-    adding.set(key, entry);
-    const advance = (): void => {
-      if (entry.next) {
-        // The follow-up becomes the add in flight; later callers queue behind it.
-        entry.current = entry.next;
-        delete entry.next;
-        entry.current.then(advance, advance);
-      } else adding.delete(key);
-    };
-    entry.current.then(advance, advance);
-    return entry.current;
   }
 
   /** Recall strengthens chains (heat); best effort, off the request path. */
@@ -290,7 +251,7 @@ export function createMemoryService(
       );
       // Both only follow the durable insert, not each other: one cache and one queue round trip
       // in parallel. The window append never rejects (a cache failure drops the list).
-      await Promise.all([window.appendAll(session, stored), enqueueChainCheck(session)]);
+      await Promise.all([window.appendAll(session, stored), chainChecks.request(session)]);
       return { success: true, interactionId: "" };
     },
 
@@ -329,7 +290,7 @@ export function createMemoryService(
         if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
         throw error;
       }
-      if (role === "user" && type === "message") await enqueueChainCheck(session);
+      if (role === "user" && type === "message") await chainChecks.request(session);
       return { success: true, eventId: event.id };
     },
 
