@@ -7,8 +7,13 @@ interface UserVectors {
   ids: string[];
   agentIds: string[];
   metadata: Record<string, string>[];
-  /** Row-major, `dimensions` floats per chain; rows of removed chains are swapped out. */
+  /**
+   * Column-major: dimension i of row r at `i * capacity + r`, so a search walks only the
+   * dimensions its query uses. Rows of removed chains are swapped out.
+   */
   matrix: Float32Array;
+  /** Rows the matrix has room for. */
+  capacity: number;
   norms: Float32Array;
   rowById: Map<string, number>;
   count: number;
@@ -20,23 +25,6 @@ interface ChangedRow {
   status: string;
   metadata: Record<string, string>;
   embedding: number[];
-}
-
-/** Dot product of q with the row at `base`; four accumulators let the JIT pipeline the loop. */
-function dotAt(m: Float32Array, base: number, q: Float32Array, d: number): number {
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let e = 0;
-  let i = 0;
-  for (; i + 3 < d; i += 4) {
-    a += m[base + i] * q[i];
-    b += m[base + i + 1] * q[i + 1];
-    c += m[base + i + 2] * q[i + 2];
-    e += m[base + i + 3] * q[i + 3];
-  }
-  for (; i < d; i++) a += m[base + i] * q[i];
-  return a + b + c + e;
 }
 
 export interface ExactVectorIndexOptions {
@@ -58,19 +46,22 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
   const loading = new Map<string, Promise<UserVectors>>();
 
   function ensureCapacity(u: UserVectors, dimensions: number, rows: number) {
-    if (u.dimensions !== dimensions && u.count === 0) u.dimensions = dimensions;
-    if (u.matrix.length >= rows * u.dimensions) return;
-    const capacity = Math.max(
-      rows,
-      Math.ceil((u.matrix.length / Math.max(1, u.dimensions)) * 1.5),
-      64,
-    );
-    const matrix = new Float32Array(capacity * u.dimensions);
-    matrix.set(u.matrix.subarray(0, u.count * u.dimensions));
+    if (u.dimensions !== dimensions && u.count === 0) {
+      u.dimensions = dimensions;
+      u.capacity = 0;
+    }
+    if (u.capacity >= rows) return;
+    const capacity = Math.max(rows, Math.ceil(u.capacity * 1.5), 64);
+    const d = u.dimensions;
+    const matrix = new Float32Array(capacity * d);
+    for (let i = 0; i < d; i++) {
+      matrix.set(u.matrix.subarray(i * u.capacity, i * u.capacity + u.count), i * capacity);
+    }
     const norms = new Float32Array(capacity);
     norms.set(u.norms.subarray(0, u.count));
     u.matrix = matrix;
     u.norms = norms;
+    u.capacity = capacity;
   }
 
   function removeRow(u: UserVectors, id: string) {
@@ -78,8 +69,9 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
     if (row === undefined) return;
     const last = u.count - 1;
     if (row !== last) {
-      const d = u.dimensions;
-      u.matrix.copyWithin(row * d, last * d, last * d + d);
+      const { matrix, capacity } = u;
+      for (let i = 0; i < u.dimensions; i++)
+        matrix[i * capacity + row] = matrix[i * capacity + last];
       u.norms[row] = u.norms[last];
       u.ids[row] = u.ids[last];
       u.agentIds[row] = u.agentIds[last];
@@ -112,11 +104,10 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
     }
     u.agentIds[row] = r.agent_id;
     u.metadata[row] = r.metadata;
-    const d = u.dimensions;
     let norm = 0;
-    for (let i = 0; i < d; i++) {
+    for (let i = 0; i < u.dimensions; i++) {
       const x = Number(r.embedding[i]);
-      u.matrix[row * d + i] = x;
+      u.matrix[i * u.capacity + row] = x;
       norm += x * x;
     }
     u.norms[row] = Math.sqrt(norm);
@@ -157,6 +148,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
           agentIds: [],
           metadata: [],
           matrix: new Float32Array(0),
+          capacity: 0,
           norms: new Float32Array(0),
           rowById: new Map(),
           count: 0,
@@ -186,13 +178,24 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       let qNorm = 0;
       for (let i = 0; i < d; i++) qNorm += q[i] * q[i];
       qNorm = Math.sqrt(qNorm);
+      // Every row's dot product, one query dimension at a time: a dimension where the query is
+      // zero adds nothing to any of them and is skipped. Still an exact search; it costs the
+      // query's non-zero dimensions × rows (a hashed short query uses a tenth of them).
+      const { matrix, capacity, count } = u;
+      const dots = new Float64Array(count);
+      for (let i = 0; i < d; i++) {
+        const qi = q[i];
+        if (qi === 0) continue;
+        const column = i * capacity;
+        for (let row = 0; row < count; row++) dots[row] += qi * matrix[column + row];
+      }
       const filter = query.filter ? Object.entries(query.filter) : [];
       // Top-k kept sorted best first; k is small (≤ 100), so insertion beats a heap.
       const top: VectorHit[] = [];
-      for (let row = 0; row < u.count; row++) {
+      for (let row = 0; row < count; row++) {
         if (query.agentId !== undefined && u.agentIds[row] !== query.agentId) continue;
         if (filter.length > 0 && !filter.every(([k, v]) => u.metadata[row][k] === v)) continue;
-        const dot = dotAt(u.matrix, row * d, q, d);
+        const dot = dots[row];
         const denominator = u.norms[row] * qNorm;
         const similarity = denominator === 0 ? 0 : dot / denominator;
         const id = u.ids[row];

@@ -188,6 +188,28 @@ test("the in-memory exact index follows inserts, updates, archiving and deletes"
     const [top] = await search();
     assert.equal(top.chainId, rows[0].id);
     assert.ok(Math.abs(top.similarity - 1) < 1e-6);
+
+    // After growth, swaps and removals, still exactly what brute force over the table gives.
+    const all = await sql.query<{ id: string; embedding: number[] }>(
+      "SELECT id, embedding FROM memory_chains WHERE tenant_id = 't1' AND user_id = 'u1' AND status <> 'archived'",
+    );
+    const norm = (v: number[]) => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+    const expected = all.rows
+      .map((r) => {
+        const v = r.embedding.map(Number);
+        const dot = v.reduce((sum, x, i) => sum + x * query[i], 0);
+        return { chainId: r.id, similarity: dot / (norm(v) * norm(query)) };
+      })
+      .sort((a, b) => b.similarity - a.similarity || (a.chainId < b.chainId ? -1 : 1))
+      .slice(0, 5);
+    const got = await search();
+    assert.deepEqual(
+      got.map((h) => h.chainId),
+      expected.map((h) => h.chainId),
+    );
+    for (const [i, hit] of got.entries()) {
+      assert.ok(Math.abs(hit.similarity - expected[i].similarity) < 1e-5);
+    }
   } finally {
     await sql.close();
   }
