@@ -24,7 +24,32 @@ interface ChangedRow {
   agent_id: string;
   status: string;
   metadata: Record<string, string>;
-  embedding: number[];
+  /** `array_send(embedding)`: PostgreSQL's binary array format. */
+  embedding: Uint8Array;
+}
+
+/**
+ * The floats of a one-dimensional real[] in PostgreSQL's binary array format (array_send): a
+ * header (dimensions, null flag, element type, then size and lower bound per dimension), then
+ * per element its byte length and big-endian value. Reading this instead of the text form
+ * ("{0.0123,…}" through the array parser) made loading a large user several times faster.
+ */
+export function floatsFromArraySend(bytes: Uint8Array): Float32Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dimensions = view.getInt32(0);
+  if (dimensions === 0) return new Float32Array(0);
+  if (dimensions !== 1) throw new Error(`expected a one-dimensional array, got ${dimensions}`);
+  const length = view.getInt32(12);
+  const floats = new Float32Array(length);
+  let offset = 20;
+  for (let i = 0; i < length; i++) {
+    const size = view.getInt32(offset);
+    offset += 4;
+    // A NULL element (size -1) cannot be compared with anything.
+    floats[i] = size === 4 ? view.getFloat32(offset) : Number.NaN;
+    offset += Math.max(0, size);
+  }
+  return floats;
 }
 
 export interface ExactVectorIndexOptions {
@@ -90,9 +115,10 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       removeRow(u, r.id);
       return;
     }
-    ensureCapacity(u, r.embedding.length, u.count + 1);
+    const embedding = floatsFromArraySend(r.embedding);
+    ensureCapacity(u, embedding.length, u.count + 1);
     // A chain whose vector has another size (a model change) cannot be compared: drop it.
-    if (r.embedding.length !== u.dimensions) {
+    if (embedding.length !== u.dimensions) {
       removeRow(u, r.id);
       return;
     }
@@ -106,7 +132,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
     u.metadata[row] = r.metadata;
     let norm = 0;
     for (let i = 0; i < u.dimensions; i++) {
-      const x = Number(r.embedding[i]);
+      const x = embedding[i];
       u.matrix[i * u.capacity + row] = x;
       norm += x * x;
     }
@@ -121,7 +147,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
     const latest = Number(rows[0]?.version ?? 0);
     if (latest === u.version) return;
     const changed = await sql.query<ChangedRow>(
-      `SELECT id, agent_id, status, metadata, embedding FROM memory_chains
+      `SELECT id, agent_id, status, metadata, array_send(embedding) AS embedding FROM memory_chains
        WHERE tenant_id = $1 AND user_id = $2 AND vector_version > $3 AND vector_version <= $4`,
       [tenantId, userId, u.version, latest],
     );
@@ -178,16 +204,31 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       let qNorm = 0;
       for (let i = 0; i < d; i++) qNorm += q[i] * q[i];
       qNorm = Math.sqrt(qNorm);
-      // Every row's dot product, one query dimension at a time: a dimension where the query is
-      // zero adds nothing to any of them and is skipped. Still an exact search; it costs the
-      // query's non-zero dimensions × rows (a hashed short query uses a tenth of them).
+      // Every row's dot product, column by column over the query's non-zero dimensions only (a
+      // zero adds nothing): still exhaustive, at the cost of non-zero dimensions × rows, which
+      // for a short hashed query is a sixth of the full product.
       const { matrix, capacity, count } = u;
+      const used: number[] = [];
+      for (let i = 0; i < d; i++) if (q[i] !== 0) used.push(i);
       const dots = new Float64Array(count);
-      for (let i = 0; i < d; i++) {
-        const qi = q[i];
-        if (qi === 0) continue;
-        const column = i * capacity;
-        for (let row = 0; row < count; row++) dots[row] += qi * matrix[column + row];
+      let k = 0;
+      // Four columns per pass: a quarter of the reads and writes of `dots`, which bound the loop.
+      for (; k + 3 < used.length; k += 4) {
+        const [a, b, c, e] = [used[k], used[k + 1], used[k + 2], used[k + 3]];
+        const [qa, qb, qc, qe] = [q[a], q[b], q[c], q[e]];
+        const [ca, cb, cc, ce] = [a * capacity, b * capacity, c * capacity, e * capacity];
+        for (let row = 0; row < count; row++) {
+          dots[row] +=
+            qa * matrix[ca + row] +
+            qb * matrix[cb + row] +
+            qc * matrix[cc + row] +
+            qe * matrix[ce + row];
+        }
+      }
+      for (; k < used.length; k++) {
+        const qa = q[used[k]];
+        const ca = used[k] * capacity;
+        for (let row = 0; row < count; row++) dots[row] += qa * matrix[ca + row];
       }
       const filter = query.filter ? Object.entries(query.filter) : [];
       // Top-k kept sorted best first; k is small (≤ 100), so insertion beats a heap.
