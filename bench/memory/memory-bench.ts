@@ -1,5 +1,6 @@
-// Memory benchmark. Part 1: StoreInteraction and GetContext over REST (autocannon) and gRPC (a
-// load loop on one HTTP/2 connection) against PostgreSQL + Redis, beside a no-op Fastify route
+// Memory benchmark. Part 1: StoreInteraction and GetContext over REST (autocannon; the 1,000
+// req/s rows at a constant rate, open loop) and gRPC (a load loop on one HTTP/2 connection)
+// against PostgreSQL + Redis, beside a no-op Fastify route and a no-op connect-node gRPC method
 // measured in the same run. Part 2: SearchMemory for one user with 1k / 10k / 100k chains on
 // both vector paths (pgvector HNSW on PGlite, exact cosine scan on PostgreSQL without pgvector).
 // Prints tables and writes bench/results/memory.json.
@@ -116,7 +117,7 @@ async function startServer(env: Record<string, string>) {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }),
     "line",
   )) as [string];
-  const urls = JSON.parse(line) as { rest: string; grpc: string; noop: string };
+  const urls = JSON.parse(line) as { rest: string; grpc: string; noop: string; noopGrpc: string };
   return {
     urls,
     async stop() {
@@ -181,6 +182,11 @@ async function throughputPart() {
         url: `${rest}/api/v1/sessions/${session_id}/context`,
       }),
     );
+    const noopGrpc = createClient(
+      memoryV1.MemoryService,
+      createGrpcTransport({ baseUrl: server.urls.noopGrpc }),
+    );
+    rows.push(await grpcLoad("no-op gRPC method (reference)", 32, () => noopGrpc.healthCheck({})));
     rows.push(await grpcLoad("GetContext", 32, () => client.getContext({ sessionId: session_id })));
     rows.push(
       await cannon("StoreInteraction", {

@@ -51,12 +51,14 @@ export function createRestHandlerContext(options: RestHandlerContextOptions): Re
   };
 }
 
-function toHeaders(incoming: FastifyRequest["headers"]): Headers {
-  const headers = new Headers();
+/** Header pairs for Connect, which builds its own Headers from them (one copy, not two). */
+function toHeaders(incoming: FastifyRequest["headers"]): [string, string][] {
+  const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(incoming)) {
     // HTTP/2 pseudo-headers (":path") are not valid header names.
     if (value === undefined || name.startsWith(":")) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+    if (Array.isArray(value)) for (const item of value) pairs.push([name, item]);
+    else pairs.push([name, value]);
   }
-  return headers;
+  return pairs;
 }
