@@ -69,6 +69,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
   const maxUsers = options.maxUsers ?? 16;
   const users = new Map<string, UserVectors>();
   const loading = new Map<string, Promise<UserVectors>>();
+  let scratch = new Float64Array(0);
 
   function ensureCapacity(u: UserVectors, dimensions: number, rows: number) {
     if (u.dimensions !== dimensions && u.count === 0) {
@@ -210,7 +211,11 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       const { matrix, capacity, count } = u;
       const used: number[] = [];
       for (let i = 0; i < d; i++) if (q[i] !== 0) used.push(i);
-      const dots = new Float64Array(count);
+      // One scratch buffer for all searches (they never interleave: no await from here to the
+      // end of the scan), so a big user does not cost a fresh megabyte per search.
+      if (scratch.length < count) scratch = new Float64Array(Math.ceil(count * 1.25));
+      const dots = scratch;
+      dots.fill(0, 0, count);
       let k = 0;
       // Four columns per pass: a quarter of the reads and writes of `dots`, which bound the loop.
       for (; k + 3 < used.length; k += 4) {
