@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { type Cache, createCache, createPgliteSql, type Sql } from "@atrium/kit";
 import type { Scope } from "../domain.js";
+import { testChain } from "../testing/chain-record.js";
 import { type ChainRecord, chainStore } from "./chains.js";
 import { migrateMemory } from "./migrate.js";
 import { createRecentPages } from "./recent-pages.js";
@@ -23,35 +23,12 @@ after(async () => {
 const newScope = (): Scope => ({ tenantId: "t", userId: `u${++scopes}`, agentId: "a" });
 
 async function saveChain(scope: Scope, topic: string, minute: number): Promise<ChainRecord> {
-  const at = new Date(Date.UTC(2026, 0, 1, 10, minute));
-  const chain: ChainRecord = {
-    id: randomUUID(),
-    scope,
-    sessionId: randomUUID(),
-    status: "closed",
+  const chain = testChain(scope, {
     topic,
     summary: `about ${topic}`,
     content: `User: ${topic}`,
-    metadata: {},
-    eventIds: [],
-    workflowId: null,
-    embedding: [],
-    userVectorSum: null,
-    analysisMethod: "extractive",
-    entities: [],
-    relations: [],
-    importance: 0.5,
-    density: 0.5,
-    quality: 0.5,
-    recallStrength: 1,
-    accessCount: 0,
-    lastAccessAt: at,
-    lastStrengthenedAt: null,
-    heat: null,
-    promotedAt: null,
-    firstEventAt: at,
-    lastEventAt: at,
-  };
+    lastEventAt: new Date(Date.UTC(2026, 0, 1, 10, minute)),
+  });
   await chainStore.save(sql, chain);
   return chain;
 }

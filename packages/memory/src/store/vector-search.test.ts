@@ -4,6 +4,7 @@ import { test } from "node:test";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import { createHashEmbedder } from "../embeddings/hash-embedder.js";
+import { testChain } from "../testing/chain-record.js";
 import { chainStore } from "./chains.js";
 import { migrateMemory } from "./migrate.js";
 import { createVectorSearch, type VectorSearch } from "./vector-search.js";
@@ -35,36 +36,16 @@ async function seed(sql: Sql, search: VectorSearch[]): Promise<void> {
       `note ${i} about ${topics[i % topics.length]} and ${topics[(i * 7) % topics.length]} number ${i}`,
   );
   const vectors = await embedder.embed(texts);
-  const at = new Date("2026-01-01T00:00:00Z");
   for (const [n, owner] of owners.entries()) {
-    const chain = {
-      id: randomUUID(),
-      scope: { tenantId: owner.tenantId, userId: owner.userId, agentId: owner.agentId },
-      sessionId: randomUUID(),
-      status: "closed" as const,
-      topic: "",
-      summary: texts[n],
-      content: texts[n],
-      metadata: { parity: owner.i % 2 ? "odd" : "even" },
-      eventIds: [],
-      workflowId: null,
-      embedding: vectors[n],
-      userVectorSum: null,
-      analysisMethod: "extractive" as const,
-      entities: [],
-      relations: [],
-      importance: 0.5,
-      density: 0.5,
-      quality: 1,
-      recallStrength: 1,
-      accessCount: 0,
-      lastAccessAt: at,
-      lastStrengthenedAt: null,
-      heat: null,
-      promotedAt: null,
-      firstEventAt: at,
-      lastEventAt: at,
-    };
+    const chain = testChain(
+      { tenantId: owner.tenantId, userId: owner.userId, agentId: owner.agentId },
+      {
+        summary: texts[n],
+        content: texts[n],
+        metadata: { parity: owner.i % 2 ? "odd" : "even" },
+        embedding: vectors[n],
+      },
+    );
     await sql.transaction(async (tx) => {
       await chainStore.save(tx, chain);
       for (const s of search) await s.upsert(tx, chain);
