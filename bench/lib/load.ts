@@ -1,7 +1,11 @@
 // Load generation and latency statistics shared by the benchmarks, so every bench reports
 // percentiles the same way.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 
 /** The part of autocannon's result the benches report. */
 export interface CannonResult {
@@ -110,5 +114,54 @@ export async function openLoop(options: OpenLoopOptions): Promise<OpenLoopResult
     p50: round(percentile(samples, 50)),
     p99: round(percentile(samples, 99)),
     errors,
+  };
+}
+
+/** Milliseconds from one of wrk's latency figures ("850.00us", "1.31ms", "1.02s"). */
+function wrkMs(figure: string): number {
+  const match = /^([\d.]+)(us|ms|s|m)$/.exec(figure);
+  if (!match) return Number.NaN;
+  const scale = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[match[2] as "us" | "ms" | "s" | "m"];
+  return round(Number(match[1]) * scale);
+}
+
+/**
+ * Paced load from wrk (Debian's `wrk`, a C load generator much lighter than any Node one):
+ * `rate / 100` connections, each sending its next request 10 ms after the previous answer.
+ * That is closed loop, so a stall delays fewer requests than the open-loop generator counts;
+ * its value is a latency floor free of the Node generator's own pauses. Undefined when wrk is
+ * not installed.
+ */
+export function wrkPaced(options: { url: string; rate: number; durationS: number }) {
+  const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "pace.lua");
+  writeFileSync(script, "function delay() return 10 end\n");
+  let out: string;
+  try {
+    out = execFileSync(
+      "wrk",
+      [
+        "-t1",
+        `-c${Math.max(1, Math.round(options.rate / 100))}`,
+        `-d${options.durationS}s`,
+        "--latency",
+        "-s",
+        script,
+        options.url,
+      ],
+      { encoding: "utf8" },
+    );
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  } finally {
+    rmSync(dirname(script), { recursive: true, force: true });
+  }
+  const percentileOf = (p: number) =>
+    wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, "m").exec(out)?.[1] ?? "");
+  return {
+    rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN)),
+    p50: percentileOf(50),
+    p99: percentileOf(99),
+    errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
   };
 }

@@ -22,7 +22,7 @@ import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { createHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { autocannon, openLoop, percentile, round } from "../lib/load.js";
+import { autocannon, openLoop, percentile, round, wrkPaced } from "../lib/load.js";
 import { createBenchSearch } from "./bench-search.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -177,6 +177,14 @@ async function throughputPart() {
     rows.push(
       await steady(`GetContext at ${rate} req/s`, `${rest}/api/v1/sessions/${session_id}/context`),
     );
+    // The same two at the same rate from wrk, when installed: a floor free of Node's pauses.
+    for (const [name, url] of [
+      [`no-op Fastify route, wrk-paced ${rate} req/s (reference)`, `${noopUrl}/noop`],
+      [`GetContext, wrk-paced ${rate} req/s`, `${rest}/api/v1/sessions/${session_id}/context`],
+    ]) {
+      const paced = wrkPaced({ url, rate, durationS });
+      if (paced) rows.push({ name, transport: "rest", ...paced });
+    }
     rows.push(
       await cannon("GetContext (max rate)", {
         url: `${rest}/api/v1/sessions/${session_id}/context`,
