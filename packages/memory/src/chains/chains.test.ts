@@ -25,6 +25,13 @@ describe("text analysis without an LLM", () => {
     const text =
       "My garden tomatoes are splitting. The tomatoes get too much water after rain. Nice weather today. Should I water the tomatoes less?";
     assert.match(keywordTopic(text), /^tomatoes/);
+    // The speaker labels of chain text are not topic words.
+    assert.equal(
+      keywordTopic(
+        "User: How long should sourdough ferment?\nAgent: Sourdough ferments overnight.",
+      ),
+      "sourdough, long, ferment",
+    );
     const summary = extractiveSummary(text, 120);
     assert.ok(summary.length <= 120);
     for (const sentence of summary.split(/(?<=[.?!])\s+/)) assert.ok(text.includes(sentence));

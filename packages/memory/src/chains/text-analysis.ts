@@ -72,10 +72,15 @@ export function extractEntities(text: string): ExtractedEntity[] {
   return entitiesOf(nlp(text));
 }
 
+// Chain text starts every line with its speaker ("User: …"): not a word the user said.
+const SPEAKER_LABEL = /^(?:User|Agent): /gm;
+
 /** Ranked content words: frequency, ties broken by first appearance. */
 export function keywords(text: string, n: number): string[] {
   const counts = new Map<string, number>();
-  for (const w of contentWords(text)) counts.set(w, (counts.get(w) ?? 0) + 1);
+  for (const w of contentWords(text.replace(SPEAKER_LABEL, ""))) {
+    counts.set(w, (counts.get(w) ?? 0) + 1);
+  }
   return [...counts.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
