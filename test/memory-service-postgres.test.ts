@@ -91,6 +91,54 @@ describe("memory service on PostgreSQL + Redis", () => {
     });
   }
 
+  test("two instances on one database and Redis: every message is chained exactly once", async (c) => {
+    if (!(await needsServer(c, "postgres")) || !(await needsServer(c, "redis"))) return;
+    const second = await startTestService({
+      DATABASE_URL: (pg as TestPostgres).url,
+      REDIS_URL: redisUrl(),
+    });
+    c.after(() => second.stop());
+    const tenant = `pg-${run}-two`;
+    const instances = [svc as TestService, second].map(
+      (s) => s.transports.find((x) => x.name === "rest") as Transport,
+    );
+    const { session_id } = await ok(instances[0], "createSession", {
+      tenant_id: tenant,
+      user_id: "u1",
+      agent_id: "a1",
+    });
+    // Waves through alternating instances: some land while a check of the scope is due or
+    // running on one instance and not the other, which is what the skip rules must survive.
+    const turns = 60;
+    for (let wave = 0; wave < 6; wave++) {
+      await Promise.all(
+        Array.from({ length: turns / 6 }, (_, i) =>
+          ok(instances[(wave + i) % 2], "storeInteraction", {
+            session_id,
+            user_message: `Wave ${wave} question ${i}: ${wave % 2 ? "sourdough starters" : "espresso grinders"}?`,
+            agent_response: `Answer ${wave}.${i}.`,
+          }),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 60 * wave));
+    }
+    const sql = (pg as TestPostgres).sql;
+    await eventually("every message went through the chain check", async () => {
+      const { rows } = await sql.query<{ n: string }>(
+        "SELECT count(*) AS n FROM memory_events WHERE tenant_id = $1 AND chain_state = 'pending'",
+        [tenant],
+      );
+      return Number(rows[0].n) === 0;
+    });
+    const { rows } = await sql.query<{ total: string; distinct_ids: string }>(
+      `SELECT count(*) AS total, count(DISTINCT id) AS distinct_ids
+       FROM (SELECT unnest(event_ids) AS id FROM memory_chains WHERE tenant_id = $1) AS chained`,
+      [tenant],
+    );
+    assert.equal(Number(rows[0].total), turns * 2, "every message in a chain");
+    assert.equal(Number(rows[0].distinct_ids), turns * 2, "no message in two chains");
+  });
+
   test("a burst of interactions on one scope: every event in the window, every message chained", async (c) => {
     if (!(await needsServer(c, "postgres")) || !(await needsServer(c, "redis"))) return;
     const tenant = `pg-${run}-burst`;
