@@ -56,7 +56,13 @@ export function createChainCheckScheduler(options: ChainCheckSchedulerOptions) {
     );
     // Created now, the job is due no earlier than sentAt + delayMs: half of that is margin for
     // clocks of other instances that promote delayed jobs.
-    if (id === jobId) pendingUntil.set(key, sentAt + delayMs / 2);
+    if (id !== jobId) return;
+    const until = sentAt + delayMs / 2;
+    pendingUntil.set(key, until);
+    // Forgotten once it no longer counts, also for scopes that never send another message.
+    setTimeout(() => {
+      if (pendingUntil.get(key) === until) pendingUntil.delete(key);
+    }, delayMs / 2).unref();
   }
 
   /** Whether a check is sure to read what was committed until now (see above). */

@@ -249,8 +249,9 @@ export function createMemoryService(
           timestamp,
         })),
       );
-      // Both only follow the durable insert, not each other: one cache and one queue round trip
-      // in parallel. The window append never rejects (a cache failure drops the list).
+      // Both only follow the durable insert, not each other: one cache round trip and, unless
+      // a check of the scope is already due or running, one queue round trip, in parallel.
+      // The window append never rejects (a cache failure drops the list).
       await Promise.all([window.appendAll(session, stored), chainChecks.request(session)]);
       return { success: true, interactionId: "" };
     },
