@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
 import {
+  type Authenticator,
   type Cache,
   createAuthenticator,
   createLogger,
@@ -92,19 +93,27 @@ function expectError(
   if (message) assert.match(result.message, message);
 }
 
+/** The stubbed service on a real host, over both transports. */
+async function serve(
+  authenticator?: Authenticator,
+): Promise<{ host: ServiceHost; transports: Transport[] }> {
+  const host = createServiceHost({
+    name: "memory",
+    logger: createLogger({ name: "memory", level: "silent" }),
+    rest: { host: "127.0.0.1", port: 0 },
+    grpc: { host: "127.0.0.1", port: 0 },
+    services: [{ service: memoryV1.MemoryService, implementation: createMemoryService(deps) }],
+    authenticator,
+  });
+  const urls = await host.start();
+  return { host, transports: [restTransport(urls.restUrl), grpcTransport(urls.grpcUrl as string)] };
+}
+
 describe("no promoter, no blob store, a failing cache", () => {
   let host: ServiceHost;
   let transports: Transport[];
   before(async () => {
-    host = createServiceHost({
-      name: "memory",
-      logger: createLogger({ name: "memory", level: "silent" }),
-      rest: { host: "127.0.0.1", port: 0 },
-      grpc: { host: "127.0.0.1", port: 0 },
-      services: [{ service: memoryV1.MemoryService, implementation: createMemoryService(deps) }],
-    });
-    const urls = await host.start();
-    transports = [restTransport(urls.restUrl), grpcTransport(urls.grpcUrl as string)];
+    ({ host, transports } = await serve());
   });
   after(() => host.stop());
 
@@ -143,16 +152,7 @@ describe("JWT auth on", () => {
   let host: ServiceHost;
   let transports: Transport[];
   before(async () => {
-    host = createServiceHost({
-      name: "memory",
-      logger: createLogger({ name: "memory", level: "silent" }),
-      rest: { host: "127.0.0.1", port: 0 },
-      grpc: { host: "127.0.0.1", port: 0 },
-      services: [{ service: memoryV1.MemoryService, implementation: createMemoryService(deps) }],
-      authenticator: createAuthenticator({ jwtSecret }),
-    });
-    const urls = await host.start();
-    transports = [restTransport(urls.restUrl), grpcTransport(urls.grpcUrl as string)];
+    ({ host, transports } = await serve(createAuthenticator({ jwtSecret })));
   });
   after(() => host.stop());
 
