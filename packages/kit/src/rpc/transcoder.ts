@@ -90,7 +90,7 @@ function mountBinding(
       options.onCall?.(method, request);
       const values = await options.contextValues?.(request);
       const input = readMessageJson(method.input, bindRequest(request as HttpRequestParts));
-      const { context, complete } = createRestHandlerContext({
+      const { context, responseHeader, complete } = createRestHandlerContext({
         service,
         method,
         request,
@@ -102,7 +102,8 @@ function mountBinding(
         const output = create(method.output, result as MessageInitShape<typeof method.output>);
         const json = writeMessageJson(method.output, output) as Record<string, unknown>;
         const payload = responseField === undefined ? json : (json[responseField.name] ?? null);
-        for (const [name, value] of context.responseHeader) reply.header(name, value);
+        const headers = responseHeader();
+        if (headers) for (const [name, value] of headers) reply.header(name, value);
         // Serialized here: a string response_body must still go out as a JSON string.
         return reply.type("application/json").send(JSON.stringify(payload));
       } finally {
