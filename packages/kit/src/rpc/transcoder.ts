@@ -8,6 +8,7 @@ import type { ContextValues, HandlerContext, ServiceImpl } from "@connectrpc/con
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AtriumError, Code, restError, unimplemented } from "../errors.js";
 import { type HttpBinding, readHttpBindings } from "./http-rule.js";
+import { createMessageJsonWriter } from "./json-writer.js";
 import { parsePathTemplate, toFastifyRoutePath } from "./path-template.js";
 import { readMessageJson, writeMessageJson } from "./proto-json.js";
 import { createRequestBinder, type HttpRequestParts } from "./request-binding.js";
@@ -82,6 +83,15 @@ function mountBinding(
     );
   }
 
+  const compiledWriter = createMessageJsonWriter(method.output);
+  const writeOutput =
+    compiledWriter ??
+    ((result: unknown) =>
+      writeMessageJson(
+        method.output,
+        create(method.output, result as MessageInitShape<typeof method.output>),
+      ) as Record<string, unknown>);
+
   app.route({
     method: binding.httpMethod,
     url: route.url,
@@ -99,8 +109,7 @@ function mountBinding(
       });
       try {
         const result = await call(input, context);
-        const output = create(method.output, result as MessageInitShape<typeof method.output>);
-        const json = writeMessageJson(method.output, output) as Record<string, unknown>;
+        const json = writeOutput(result) as Record<string, unknown>;
         const payload = responseField === undefined ? json : (json[responseField.name] ?? null);
         const headers = responseHeader();
         if (headers) for (const [name, value] of headers) reply.header(name, value);
