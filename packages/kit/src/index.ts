@@ -21,10 +21,17 @@ export type { BlobStore, StoredBlob } from "./blob/blob.js";
 export { createBlobStore } from "./blob/create-blob-store.js";
 export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";
 export { createS3BlobStore, type S3BlobStoreOptions } from "./blob/s3-blob-store.js";
-export type { Cache, MessageHandler, Unsubscribe } from "./cache/cache.js";
+export type {
+  Cache,
+  KeyChangeHandler,
+  KeyWatch,
+  MessageHandler,
+  Unsubscribe,
+} from "./cache/cache.js";
 export { type CacheOptions, createCache } from "./cache/create-cache.js";
 export type { HandlerErrorReporter } from "./cache/handler-error.js";
 export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
+export { createNearCache, type NearCache, type NearCacheOptions } from "./cache/near-cache.js";
 export { createRedisCache, type RedisCacheOptions } from "./cache/redis-cache.js";
 export {
   envBoolean,

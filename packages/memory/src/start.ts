@@ -6,6 +6,7 @@ import {
   createBlobStore,
   createCache,
   createLogger,
+  createNearCache,
   createQueue,
   createServiceHost,
   createSql,
@@ -110,6 +111,10 @@ export async function startMemoryService(
     const redisUrl = config.REDIS_URL?.toString();
     const cache = createCache({ redisUrl });
     cleanup.push(() => cache.close());
+    // GetContext's reads (the STM window, the recent pages) stay in process memory while Redis
+    // reports their keys unchanged.
+    const near = await createNearCache({ cache, prefixes: ["stm:", "pages:"] });
+    cleanup.push(() => near.close());
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
     cleanup.push(() => textAnalysis.close());
@@ -131,6 +136,7 @@ export async function startMemoryService(
     const sessions = createSessionStore(sql);
     const window = createStmWindow({
       cache,
+      near,
       events,
       size: config.MEMORY_STM_CACHE_SIZE,
       onCacheError: (error, operation) =>
@@ -139,6 +145,7 @@ export async function startMemoryService(
     const recentPages = createRecentPages({
       sql,
       cache,
+      near,
       onCacheError: (error, operation) =>
         logger.warn({ err: error, operation }, "recent pages cache unavailable"),
     });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { eventually } from "../testing/eventually.js";
 import type { Cache } from "./cache.js";
 import type { HandlerErrorReporter } from "./handler-error.js";
@@ -266,6 +267,56 @@ export function cacheContract(adapter: string, open: OpenCache): void {
       assert.equal(errors.length, 2);
       await Promise.all([...unsubscribes, unsubscribeFaulty].map((unsubscribe) => unsubscribe()));
       assert.equal(f.cache.subscriberCount(), 0);
+    });
+
+    test("watchKeys reports every change of a watched key, and only of watched keys", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const watched = f.key("watched:");
+      const [a, counter, list, expiring, other] = [
+        f.key("watched:a"),
+        f.key("watched:counter"),
+        f.key("watched:list"),
+        f.key("watched:expiring"),
+        f.key("other"),
+      ];
+      const reported: string[] = [];
+      const watch = await f.cache.watchKeys([watched], (keys) => {
+        if (keys) reported.push(...keys);
+      });
+      t.after(() => watch.stop());
+      await eventually("the watch is active", () => watch.active);
+      const saw = (key: string) => eventually(`${key} was reported`, () => reported.includes(key));
+
+      await f.cache.set(a, "1");
+      await saw(a);
+      await f.cache.incr(counter);
+      await saw(counter);
+      await f.cache.lpushTrim(list, ["x"], 5);
+      await saw(list);
+      await f.cache.set(other, "1");
+      reported.length = 0;
+      await f.cache.ltrim(list, 1, 1);
+      await saw(list);
+      // Reports arrive in order: had `other` been reported, it would have come before.
+      assert.ok(!reported.includes(other), "an unwatched key is not reported");
+      reported.length = 0;
+      await f.cache.del(a);
+      await saw(a);
+      reported.length = 0;
+      await f.cache.set(expiring, "1", 0.05);
+      await saw(expiring);
+      reported.length = 0;
+      await sleep(80);
+      assert.equal(await f.cache.get(expiring), null);
+      await saw(expiring);
+
+      await watch.stop();
+      assert.equal(watch.active, false);
+      reported.length = 0;
+      await f.cache.set(a, "2");
+      await sleep(50);
+      assert.deepEqual(reported, [], "a stopped watch reports nothing");
     });
 
     test("ping answers; after close commands are rejected and no handler is left", async (t) => {

@@ -4,6 +4,20 @@ export type MessageHandler = (message: string, channel: string) => void;
 export type Unsubscribe = () => Promise<void>;
 
 /**
+ * Reports of changed keys, for a cache kept in process memory in front of this one.
+ * `onChange(keys)` comes after the keys were written, deleted or expired by any client;
+ * `onChange(undefined)` when changes may have gone unreported (the watch was interrupted), which
+ * means: forget everything.
+ */
+export type KeyChangeHandler = (keys: string[] | undefined) => void;
+
+export interface KeyWatch {
+  /** Whether changes are being reported now; while false, nothing read may be remembered. */
+  readonly active: boolean;
+  stop(): Promise<void>;
+}
+
+/**
  * The cache + pub/sub port. Redis (`ioredis`) and an in-process map implement it.
  * Lists keep their newest element at index 0 when written with `lpush`.
  */
@@ -32,6 +46,12 @@ export interface Cache {
   subscribe(channel: string, handler: MessageHandler): Promise<Unsubscribe>;
   /** Number of live local subscriptions (handlers), for leak checks and metrics. */
   subscriberCount(): number;
+  /**
+   * Reports changes to keys starting with one of `prefixes`; resolves once reports flow (Redis:
+   * server-assisted client-side caching, CLIENT TRACKING in broadcast mode, on connections of
+   * the watch's own).
+   */
+  watchKeys(prefixes: string[], onChange: KeyChangeHandler): Promise<KeyWatch>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -7,3 +7,9 @@ export const warnHandlerError: HandlerErrorReporter = (error, channel) => {
     code: "ATRIUM_CACHE_HANDLER",
   });
 };
+
+/** A key watch that could not be set up, or whose change handler threw; it keeps trying. */
+export const warnKeyWatchError = (error: unknown) => {
+  const detail = error instanceof Error ? error.message : String(error);
+  process.emitWarning(`watching cache keys failed: ${detail}`, { code: "ATRIUM_CACHE_KEY_WATCH" });
+};

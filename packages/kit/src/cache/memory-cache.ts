@@ -1,4 +1,4 @@
-import type { Cache, MessageHandler, Unsubscribe } from "./cache.js";
+import type { Cache, KeyChangeHandler, KeyWatch, MessageHandler, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError } from "./handler-error.js";
 import { assertKeep, resolveListRange } from "./list-range.js";
 import { ttlMilliseconds } from "./ttl.js";
@@ -16,6 +16,11 @@ type Entry =
 interface Subscription {
   handler: MessageHandler;
   active: boolean;
+}
+
+interface Watcher {
+  prefixes: string[];
+  onChange: KeyChangeHandler;
 }
 
 interface Delivery {
@@ -36,6 +41,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
   const entries = new Map<string, Entry>();
   const expiring = new Set<string>();
   const channels = new Map<string, Set<Subscription>>();
+  const watchers = new Set<Watcher>();
   let pending: Delivery[] = [];
   let flushScheduled = false;
   let closed = false;
@@ -60,7 +66,16 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
 
   function remove(key: string): boolean {
     expiring.delete(key);
-    return entries.delete(key);
+    const removed = entries.delete(key);
+    if (removed) changed(key);
+    return removed;
+  }
+
+  /** Reported synchronously: the change is complete, and nothing can read in between. */
+  function changed(key: string): void {
+    for (const watcher of watchers) {
+      if (watcher.prefixes.some((prefix) => key.startsWith(prefix))) watcher.onChange([key]);
+    }
   }
 
   function setExpiry(key: string, entry: Entry, expiresAt: number | undefined): void {
@@ -113,6 +128,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       const entry: Entry = { kind: "string", value };
       entries.set(key, entry);
       setExpiry(key, entry, expiresAt);
+      changed(key);
     },
 
     async del(...keys) {
@@ -129,6 +145,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       const entry = live(key);
       if (entry === undefined) {
         entries.set(key, { kind: "string", value: "1" });
+        changed(key);
         return 1;
       }
       if (entry.kind !== "string") throw wrongType();
@@ -137,6 +154,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
         throw new Error("ERR value is not an integer or out of range");
       }
       entry.value = String(current + 1);
+      changed(key);
       return current + 1;
     },
 
@@ -144,7 +162,10 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       assertOpen();
       const expiresAt = Date.now() + ttlMilliseconds(ttlSeconds);
       const entry = live(key);
-      if (entry !== undefined) setExpiry(key, entry, expiresAt);
+      if (entry !== undefined) {
+        setExpiry(key, entry, expiresAt);
+        changed(key);
+      }
     },
 
     async lpush(key, ...values) {
@@ -152,6 +173,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       if (values.length === 0) return list(key, false)?.length ?? 0;
       const items = list(key, true)!;
       for (const value of values) items.unshift(value);
+      changed(key);
       return items.length;
     },
 
@@ -160,6 +182,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       if (values.length === 0) return list(key, false)?.length ?? 0;
       const items = list(key, true)!;
       items.push(...values);
+      changed(key);
       return items.length;
     },
 
@@ -177,6 +200,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       if (items === undefined) return;
       for (const value of values) items.unshift(value);
       items.splice(keep);
+      changed(key);
     },
 
     async ltrim(key, start, stop) {
@@ -190,6 +214,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       }
       items.splice(range.stop + 1);
       items.splice(0, range.start);
+      changed(key);
     },
 
     async llen(key) {
@@ -233,6 +258,20 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
       return count;
     },
 
+    async watchKeys(prefixes, onChange): Promise<KeyWatch> {
+      assertOpen();
+      const watcher: Watcher = { prefixes: [...prefixes], onChange };
+      watchers.add(watcher);
+      return {
+        get active() {
+          return watchers.has(watcher);
+        },
+        async stop() {
+          watchers.delete(watcher);
+        },
+      };
+    },
+
     async ping() {
       assertOpen();
     },
@@ -245,6 +284,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
         for (const subscription of subscriptions) subscription.active = false;
       }
       channels.clear();
+      watchers.clear();
       entries.clear();
       expiring.clear();
       pending = [];

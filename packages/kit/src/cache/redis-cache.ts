@@ -1,7 +1,8 @@
 import { Redis } from "ioredis";
-import type { Cache, MessageHandler, Unsubscribe } from "./cache.js";
-import { type HandlerErrorReporter, warnHandlerError } from "./handler-error.js";
+import type { Cache, KeyWatch, MessageHandler, Unsubscribe } from "./cache.js";
+import { type HandlerErrorReporter, warnHandlerError, warnKeyWatchError } from "./handler-error.js";
 import { assertKeep } from "./list-range.js";
+import { watchRedisKeys } from "./redis-key-watch.js";
 import { ttlMilliseconds } from "./ttl.js";
 
 export interface RedisCacheOptions {
@@ -44,6 +45,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     ...(name ? { connectionName: `${name}:subscriber` } : {}),
   });
   const channels = new Map<string, Channel>();
+  const watches = new Set<KeyWatch>();
   let closed = false;
 
   subscriber.on("message", (channelName: string, message: string) => {
@@ -175,6 +177,27 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       return count;
     },
 
+    async watchKeys(prefixes, onChange) {
+      if (closed) throw new Error("cache is closed");
+      const watch = watchRedisKeys({
+        url: options.url,
+        prefixes,
+        onChange,
+        onError: warnKeyWatchError,
+        ...(name ? { connectionName: name } : {}),
+      });
+      watches.add(watch);
+      return {
+        get active() {
+          return watch.active;
+        },
+        async stop() {
+          watches.delete(watch);
+          await watch.stop();
+        },
+      };
+    },
+
     async ping() {
       await commands.ping();
     },
@@ -183,7 +206,9 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       if (closed) return;
       closed = true;
       channels.clear();
-      await Promise.all([quit(commands), quit(subscriber)]);
+      const stopping = [...watches].map((watch) => watch.stop());
+      watches.clear();
+      await Promise.all([quit(commands), quit(subscriber), ...stopping]);
     },
   };
 }

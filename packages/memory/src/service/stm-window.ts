@@ -1,4 +1,4 @@
-import type { Cache } from "@atrium/kit";
+import type { Cache, NearCache } from "@atrium/kit";
 import { type Scope, type StmEvent, scopeKey } from "../domain.js";
 import type { EventStore, InsertedEvent } from "../store/events.js";
 
@@ -8,6 +8,8 @@ export interface StmWindowOptions {
   /** Events kept in the cache per scope; default 200. Larger reads go to the durable store. */
   size?: number;
   onCacheError?: (error: unknown, operation: string) => void;
+  /** Keeps parsed windows in process memory while their keys are unchanged (see NearCache). */
+  near?: NearCache;
 }
 
 interface CachedEvent extends Omit<StmEvent, "timestamp"> {
@@ -36,7 +38,8 @@ function chronological(newestFirst: StmEvent[]): StmEvent[] {
  * the durable store and a failed write drops the list so that it is rebuilt.
  */
 export function createStmWindow(options: StmWindowOptions) {
-  const { cache, events } = options;
+  const { events, near } = options;
+  const cache = near?.cache ?? options.cache;
   const size = options.size ?? 200;
   const listKey = (scope: Scope) => `stm:${scopeKey(scope)}`;
   const warmKey = (scope: Scope) => `stm:${scopeKey(scope)}:warm`;
@@ -95,24 +98,30 @@ export function createStmWindow(options: StmWindowOptions) {
       }
     },
 
-    /** The newest `limit` events of the scope, in chronological order. */
+    /** The newest `limit` events of the scope, in chronological order; shared, read-only. */
     async read(scope: Scope, limit: number): Promise<StmEvent[]> {
       if (limit <= 0) return [];
       if (limit > size) return chronological(await events.newest(scope, limit));
-      try {
-        // One round trip when the list is long enough, the usual case; the marker is read only
-        // when it is short, to tell a small window from a cold cache.
-        const cached = await cache.lrange(listKey(scope), 0, limit - 1);
-        if (cached.length === limit || (await cache.get(warmKey(scope)))) {
-          return chronological(cached.map(parse));
-        }
-      } catch (error) {
-        report(error, "read");
-        return chronological(await events.newest(scope, limit));
-      }
-      return chronological((await refill(scope)).slice(0, limit));
+      if (!near) return readCached(scope, limit);
+      const list = listKey(scope);
+      return near.read(`${list}#${limit}`, [list, warmKey(scope)], () => readCached(scope, limit));
     },
   };
+
+  async function readCached(scope: Scope, limit: number): Promise<StmEvent[]> {
+    try {
+      // One round trip when the list is long enough, the usual case; the marker is read only
+      // when it is short, to tell a small window from a cold cache.
+      const cached = await cache.lrange(listKey(scope), 0, limit - 1);
+      if (cached.length === limit || (await cache.get(warmKey(scope)))) {
+        return chronological(cached.map(parse));
+      }
+    } catch (error) {
+      report(error, "read");
+      return chronological(await events.newest(scope, limit));
+    }
+    return chronological((await refill(scope)).slice(0, limit));
+  }
 }
 
 export type StmWindow = ReturnType<typeof createStmWindow>;

@@ -1,4 +1,4 @@
-import type { Cache, Sql } from "@atrium/kit";
+import type { Cache, NearCache, Sql } from "@atrium/kit";
 import { type Scope, scopeKey } from "../domain.js";
 import { type ChainRecord, chainStore } from "./chains.js";
 
@@ -8,6 +8,8 @@ export interface RecentPagesOptions {
   /** Backstop for an invalidation that could not reach the cache; default 60 s. */
   ttlSeconds?: number;
   onCacheError?: (error: unknown, operation: string) => void;
+  /** Keeps parsed lists in process memory while their keys are unchanged (see NearCache). */
+  near?: NearCache;
 }
 
 // Longer than any cached value lives, so that a generation never restarts under a value that
@@ -45,37 +47,44 @@ function revive(chains: ChainRecord[]): ChainRecord[] {
  * use. Cache failures fall back to the database.
  */
 export function createRecentPages(options: RecentPagesOptions) {
-  const { sql, cache } = options;
+  const { sql, near } = options;
+  const cache = near?.cache ?? options.cache;
   const ttl = options.ttlSeconds ?? 60;
   const report = (error: unknown, operation: string) => options.onCacheError?.(error, operation);
   const generationKey = (scope: Scope) => `pages:${scopeKey(scope)}:gen`;
   const listKey = (scope: Scope, limit: number) => `pages:${scopeKey(scope)}:${limit}`;
 
-  return {
-    /** The scope's `limit` most recent chains that are not archived, newest first. */
-    async read(scope: Scope, limit: number): Promise<ChainRecord[]> {
-      let generation: string;
-      try {
-        // Issued together: one round trip on an auto-pipelined Redis connection.
-        const [current, cached] = await Promise.all([
-          cache.get(generationKey(scope)),
-          cache.get(listKey(scope, limit)),
-        ]);
-        generation = current ?? "0";
-        if (cached) {
-          const value = JSON.parse(cached) as CachedPages;
-          if (value.generation === generation) return revive(value.chains);
-        }
-      } catch (error) {
-        report(error, "read pages");
-        return chainStore.recent(sql, scope, limit);
+  async function readCached(scope: Scope, limit: number): Promise<ChainRecord[]> {
+    let generation: string;
+    try {
+      // Issued together: one round trip on an auto-pipelined Redis connection.
+      const [current, cached] = await Promise.all([
+        cache.get(generationKey(scope)),
+        cache.get(listKey(scope, limit)),
+      ]);
+      generation = current ?? "0";
+      if (cached) {
+        const value = JSON.parse(cached) as CachedPages;
+        if (value.generation === generation) return revive(value.chains);
       }
-      const chains = await chainStore.recent(sql, scope, limit);
-      const value: CachedPages = { generation, chains };
-      await cache
-        .set(listKey(scope, limit), JSON.stringify(value), ttl)
-        .catch((error) => report(error, "write pages"));
-      return chains;
+    } catch (error) {
+      report(error, "read pages");
+      return chainStore.recent(sql, scope, limit);
+    }
+    const chains = await chainStore.recent(sql, scope, limit);
+    const value: CachedPages = { generation, chains };
+    await cache
+      .set(listKey(scope, limit), JSON.stringify(value), ttl)
+      .catch((error) => report(error, "write pages"));
+    return chains;
+  }
+
+  return {
+    /** The scope's `limit` most recent chains that are not archived, newest first; read-only. */
+    async read(scope: Scope, limit: number): Promise<ChainRecord[]> {
+      if (!near) return readCached(scope, limit);
+      const list = listKey(scope, limit);
+      return near.read(list, [generationKey(scope), list], () => readCached(scope, limit));
     },
 
     /** Call after a commit that changed chains of these scopes. */
