@@ -127,10 +127,10 @@ function wrkMs(figure: string): number {
 
 /**
  * Paced load from wrk (Debian's `wrk`, a C load generator much lighter than any Node one):
- * `rate / 100` connections, each sending its next request 10 ms after the previous answer.
- * That is closed loop, so a stall delays fewer requests than the open-loop generator counts;
- * its value is a latency floor free of the Node generator's own pauses. Undefined when wrk is
- * not installed.
+ * `rate / 90` connections (rounded up), each sending its next request 10 ms after the previous
+ * answer, so that with answers of about a millisecond the rate reaches `rate`. That is closed
+ * loop, so a stall delays fewer requests than the open-loop generator counts; its value is a
+ * latency floor free of the Node generator's own pauses. Undefined when wrk is not installed.
  */
 export function wrkPaced(options: { url: string; rate: number; durationS: number }) {
   const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "pace.lua");
@@ -141,7 +141,7 @@ export function wrkPaced(options: { url: string; rate: number; durationS: number
       "wrk",
       [
         "-t1",
-        `-c${Math.max(1, Math.round(options.rate / 100))}`,
+        `-c${Math.max(1, Math.ceil(options.rate / 90))}`,
         `-d${options.durationS}s`,
         "--latency",
         "-s",
