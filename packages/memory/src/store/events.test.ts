@@ -71,3 +71,20 @@ test("a turn the database refuses fails alone and leaves nothing half-written", 
   assert.equal((await events.newest(good, 10)).length, 2);
   assert.deepEqual(await events.newest(bad, 10), []);
 });
+
+test("an event as the insert returns it is the event as it is read back", async () => {
+  const events = createEventStore(sql);
+  const scope = { tenantId: "t", userId: "round-trip", agentId: "a" };
+  const [question] = await turn(scope, "question", "answer");
+  const withEverything: NewEvent = {
+    ...(question as NewEvent),
+    type: "observation",
+    metadata: { origin_service: "crawler", b: "2", a: "1" },
+    blobUri: "file://blobs/t/s/1",
+    blobMimeType: "image/png",
+    timestamp: new Date("2026-05-01T09:00:00.123Z"),
+  };
+  const [inserted] = await events.insertAll([withEverything]);
+  const [read] = await events.newest(scope, 1);
+  assert.deepEqual(inserted?.event, read);
+});

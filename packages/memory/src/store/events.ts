@@ -120,14 +120,15 @@ async function writeEvent(tx: SqlExecutor, input: NewEvent): Promise<InsertedEve
 
 /**
  * Plain events (no coalescing to decide) of any number of requests in one multi-row INSERT: one
- * statement is atomic, so each request's events are all stored or none.
+ * statement is atomic, so each request's events are all stored or none. Nothing is read back:
+ * every column of a plain event is known before it is written.
  */
 async function insertPlain(sql: Sql, inputs: NewEvent[]): Promise<InsertedEvent[]> {
   const params: unknown[] = [];
-  const ids: string[] = [];
+  const inserted: InsertedEvent[] = [];
   const values = inputs.map((input) => {
     const id = randomUUID();
-    ids.push(id);
+    inserted.push({ event: plainEvent(input, id) });
     params.push(...rowParams(input, id, 1));
     const first = params.length - ROW_PARAMS + 1;
     const p = Array.from(
@@ -136,12 +137,27 @@ async function insertPlain(sql: Sql, inputs: NewEvent[]): Promise<InsertedEvent[
     );
     return `(${p.join(", ")})`;
   });
-  const { rows } = await sql.query<EventRow>(
-    `INSERT INTO memory_events (${INSERT_COLUMNS}) VALUES ${values.join(", ")} RETURNING ${COLUMNS}`,
+  await sql.query(
+    `INSERT INTO memory_events (${INSERT_COLUMNS}) VALUES ${values.join(", ")}`,
     params,
   );
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return ids.map((id) => ({ event: toStmEvent(byId.get(id) as EventRow) }));
+  return inserted;
+}
+
+/** The event as `toStmEvent` reads it back from its row. */
+function plainEvent(input: NewEvent, id: string): StmEvent {
+  return {
+    id,
+    sessionId: input.sessionId,
+    role: input.role,
+    type: input.type,
+    content: input.content,
+    metadata: input.metadata,
+    ...(input.blobUri ? { blobUri: input.blobUri } : {}),
+    ...(input.blobMimeType ? { blobMimeType: input.blobMimeType } : {}),
+    timestamp: input.timestamp,
+    coalescedCount: 1,
+  };
 }
 
 export interface EventStoreOptions {
