@@ -125,23 +125,40 @@ function wrkMs(figure: string): number {
   return round(Number(match[1]) * scale);
 }
 
+export interface WrkOptions {
+  url: string;
+  durationS: number;
+  connections: number;
+  /** Each connection waits this long after an answer before its next request; none by default. */
+  delayMs?: number;
+  /** A JSON body sent with POST. */
+  body?: string;
+}
+
 /**
- * Paced load from wrk (Debian's `wrk`, a C load generator much lighter than any Node one):
- * `rate / 90` connections (rounded up), each sending its next request 10 ms after the previous
- * answer, so that with answers of about a millisecond the rate reaches `rate`. That is closed
- * loop, so a stall delays fewer requests than the open-loop generator counts; its value is a
- * latency floor free of the Node generator's own pauses. Undefined when wrk is not installed.
+ * Load from wrk (Debian's `wrk`, a C load generator much lighter than any Node one, so that on a
+ * small machine it leaves more of the CPU to the service under test). One thread, `connections`
+ * keep-alive connections. Undefined when wrk is not installed.
  */
-export function wrkPaced(options: { url: string; rate: number; durationS: number }) {
-  const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "pace.lua");
-  writeFileSync(script, "function delay() return 10 end\n");
+export function wrk(options: WrkOptions) {
+  const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "load.lua");
+  const lines: string[] = [];
+  if (options.body !== undefined) {
+    lines.push(
+      'wrk.method = "POST"',
+      'wrk.headers["content-type"] = "application/json"',
+      `wrk.body = [==[${options.body}]==]`,
+    );
+  }
+  if (options.delayMs !== undefined) lines.push(`function delay() return ${options.delayMs} end`);
+  writeFileSync(script, `${lines.join("\n")}\n`);
   let out: string;
   try {
     out = execFileSync(
       "wrk",
       [
         "-t1",
-        `-c${Math.max(1, Math.ceil(options.rate / 90))}`,
+        `-c${options.connections}`,
         `-d${options.durationS}s`,
         "--latency",
         "-s",
@@ -164,4 +181,19 @@ export function wrkPaced(options: { url: string; rate: number; durationS: number
     p99: percentileOf(99),
     errors: Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0),
   };
+}
+
+/**
+ * Paced load from wrk: `rate / 90` connections (rounded up), each sending its next request 10 ms
+ * after the previous answer, so that with answers of about a millisecond the rate reaches
+ * `rate`. That is closed loop, so a stall delays fewer requests than the open-loop generator
+ * counts; its value is a latency floor free of the Node generator's own pauses.
+ */
+export function wrkPaced(options: { url: string; rate: number; durationS: number }) {
+  return wrk({
+    url: options.url,
+    durationS: options.durationS,
+    connections: Math.max(1, Math.ceil(options.rate / 90)),
+    delayMs: 10,
+  });
 }

@@ -23,7 +23,7 @@ import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { createHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { autocannon, openLoop, percentile, round, wrkPaced } from "../lib/load.js";
+import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
 import { createBenchSearch } from "./bench-search.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -204,6 +204,9 @@ async function throughputPart() {
       });
     }
     rows.push(await cannon("GetContext (max rate)", { url: contextUrl }));
+    const contextMax = wrk({ url: contextUrl, durationS, connections: 32 });
+    if (contextMax)
+      rows.push({ name: "GetContext (max rate, wrk)", transport: "rest", ...contextMax });
     const noopGrpc = createClient(
       memoryV1.MemoryService,
       createGrpcTransport({ baseUrl: server.urls.noopGrpc }),
@@ -218,7 +221,16 @@ async function throughputPart() {
         body: interaction,
       }),
     );
-    // The chain checks of the REST run would otherwise share the CPU with the gRPC run.
+    await chainChecksDone(pg.sql);
+    // The same from wrk, which leaves the service the CPU that autocannon's Node process takes.
+    const storeMax = wrk({
+      url: `${rest}/api/v1/sessions/${session_id}/interactions`,
+      durationS,
+      connections: 32,
+      body: interaction,
+    });
+    if (storeMax) rows.push({ name: "StoreInteraction (wrk)", transport: "rest", ...storeMax });
+    // The chain checks of the REST runs would otherwise share the CPU with the gRPC run.
     await chainChecksDone(pg.sql);
     rows.push(
       await grpcLoad("StoreInteraction", 32, () =>

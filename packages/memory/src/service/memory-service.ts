@@ -111,6 +111,23 @@ function toDialoguePage(c: ChainRecord) {
   };
 }
 
+/**
+ * Messages for a list, built once per list object: the window and the pages come from the near
+ * cache, which hands every caller the same list while it is unchanged. (Lists read straight
+ * from the stores are new each time and fall out of the map with their garbage.)
+ */
+function memoizedMessages<T extends object, M>(convert: (item: T) => M) {
+  const built = new WeakMap<readonly T[], M[]>();
+  return (list: readonly T[]): M[] => {
+    let messages = built.get(list);
+    if (messages === undefined) {
+      messages = list.map(convert);
+      built.set(list, messages);
+    }
+    return messages;
+  };
+}
+
 function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
   const relations = facts.map((f) =>
     f.direction === "out" ? `${f.relation} ${f.other}` : `${f.other} ${f.relation} ${entity.name}`,
@@ -131,6 +148,8 @@ export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
   const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
+  const stmMessages = memoizedMessages(toStmEventMessage);
+  const pageMessages = memoizedMessages(toDialoguePage);
   const { recentPages, vectorSearch, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -318,8 +337,8 @@ export function createMemoryService(
       ]);
       touch(pages);
       return {
-        stmEvents: stm.map(toStmEventMessage),
-        relevantPages: pages.map(toDialoguePage),
+        stmEvents: stmMessages(stm),
+        relevantPages: pageMessages(pages),
         segments: [],
         ltpm: {
           status: "not_implemented",
