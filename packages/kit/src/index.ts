@@ -62,6 +62,7 @@ export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue
 export { createQueue, type QueueOptions } from "./queue/create-queue.js";
 export { createMemoryQueue } from "./queue/memory-queue.js";
 export type { FailedJob, Job, JobHandler, JobOptions, Queue, RunningJob } from "./queue/queue.js";
+export { freezeResult } from "./rpc/frozen-result.js";
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";

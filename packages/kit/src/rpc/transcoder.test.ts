@@ -7,6 +7,7 @@ import { createContextValues, type HandlerContext } from "@connectrpc/connect";
 import Fastify, { type FastifyInstance } from "fastify";
 import { identityKey } from "../auth/identity.js";
 import { notFound } from "../errors.js";
+import { freezeResult } from "./frozen-result.js";
 import { feedService, libraryService } from "./testdata/library-service.js";
 import { registerRestRoutes } from "./transcoder.js";
 
@@ -320,5 +321,41 @@ describe("registerRestRoutes with nested paths, enums, repeated fields and field
     } finally {
       await other.close();
     }
+  });
+});
+
+describe("registerRestRoutes with results that repeat", () => {
+  const app: FastifyInstance = Fastify();
+  let next: unknown;
+
+  before(async () => {
+    registerRestRoutes(app, memoryV1.MemoryService, { getContext: () => next as never });
+    await app.ready();
+  });
+  after(() => app.close());
+
+  const statusOf = async () =>
+    (await app.inject({ url: "/api/v1/sessions/s1/context" })).json().ltpm.status;
+
+  it("writes a frozen result once and each new one afresh", async () => {
+    const first = freezeResult({ ltpm: { status: "one" } });
+    next = first;
+    assert.equal(await statusOf(), "one");
+    assert.equal(await statusOf(), "one");
+    assert.throws(() => {
+      (first.ltpm as { status: string }).status = "changed";
+    }, "frozen all the way down");
+    next = freezeResult({ ltpm: { status: "two" } });
+    assert.equal(await statusOf(), "two");
+    next = first;
+    assert.equal(await statusOf(), "one");
+  });
+
+  it("writes a result that is not frozen every time, so that changes to it show", async () => {
+    const result = { ltpm: { status: "before" } };
+    next = result;
+    assert.equal(await statusOf(), "before");
+    result.ltpm.status = "after";
+    assert.equal(await statusOf(), "after");
   });
 });

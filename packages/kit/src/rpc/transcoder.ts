@@ -92,6 +92,16 @@ function mountBinding(
         create(method.output, result as MessageInitShape<typeof method.output>),
       ) as Record<string, unknown>);
 
+  const serialize = (result: unknown): string => {
+    const json = writeOutput(result) as Record<string, unknown>;
+    const payload = responseField === undefined ? json : (json[responseField.name] ?? null);
+    // Serialized here: a string response_body must still go out as a JSON string.
+    return JSON.stringify(payload);
+  };
+  // A frozen result (freezeResult) cannot change, so its JSON is written once, however often it
+  // is returned: a handler serving an unchanged value from a cache returns the same object.
+  const serializedFrozen = new WeakMap<object, string>();
+
   app.route({
     method: binding.httpMethod,
     url: route.url,
@@ -109,12 +119,19 @@ function mountBinding(
       });
       try {
         const result = await call(input, context);
-        const json = writeOutput(result) as Record<string, unknown>;
-        const payload = responseField === undefined ? json : (json[responseField.name] ?? null);
+        let body: string | undefined;
+        if (typeof result === "object" && result !== null && Object.isFrozen(result)) {
+          body = serializedFrozen.get(result);
+          if (body === undefined) {
+            body = serialize(result);
+            serializedFrozen.set(result, body);
+          }
+        } else {
+          body = serialize(result);
+        }
         const headers = responseHeader();
         if (headers) for (const [name, value] of headers) reply.header(name, value);
-        // Serialized here: a string response_body must still go out as a JSON string.
-        return reply.type("application/json").send(JSON.stringify(payload));
+        return reply.type("application/json").send(body);
       } finally {
         complete();
       }

@@ -4,6 +4,7 @@ import {
   type BlobStore,
   type Cache,
   failedPrecondition,
+  freezeResult,
   identityKey,
   internal,
   invalidArgument,
@@ -12,6 +13,7 @@ import {
   type Sql,
   unimplemented,
 } from "@atrium/kit";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
@@ -57,6 +59,7 @@ export interface MemoryServiceDeps {
   now?: () => Date;
 }
 
+type GetContextResult = MessageInitShape<typeof memoryV1.GetContextResponseSchema>;
 const DEFAULT_CONTEXT_LIMIT = 10;
 const MAX_CONTEXT_LIMIT = 1000;
 const RELEVANT_PAGES = 5;
@@ -111,23 +114,6 @@ function toDialoguePage(c: ChainRecord) {
   };
 }
 
-/**
- * Messages for a list, built once per list object: the window and the pages come from the near
- * cache, which hands every caller the same list while it is unchanged. (Lists read straight
- * from the stores are new each time and fall out of the map with their garbage.)
- */
-function memoizedMessages<T extends object, M>(convert: (item: T) => M) {
-  const built = new WeakMap<readonly T[], M[]>();
-  return (list: readonly T[]): M[] => {
-    let messages = built.get(list);
-    if (messages === undefined) {
-      messages = list.map(convert);
-      built.set(list, messages);
-    }
-    return messages;
-  };
-}
-
 function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
   const relations = facts.map((f) =>
     f.direction === "out" ? `${f.relation} ${f.other}` : `${f.other} ${f.relation} ${entity.name}`,
@@ -148,8 +134,32 @@ export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
   const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
-  const stmMessages = memoizedMessages(toStmEventMessage);
-  const pageMessages = memoizedMessages(toDialoguePage);
+  // The window and the pages come from the near cache, which hands every caller the same lists
+  // while they are unchanged: the context built from a pair of lists is built (and, frozen,
+  // written as JSON) once. Lists read straight from the stores are new each time and fall out
+  // of the maps with their garbage.
+  const contexts = new WeakMap<StmEvent[], WeakMap<ChainRecord[], GetContextResult>>();
+  function contextOf(stm: StmEvent[], pages: ChainRecord[]): GetContextResult {
+    let byPages = contexts.get(stm);
+    if (byPages === undefined) {
+      byPages = new WeakMap();
+      contexts.set(stm, byPages);
+    }
+    let context = byPages.get(pages);
+    if (context === undefined) {
+      context = freezeResult({
+        stmEvents: stm.map(toStmEventMessage),
+        relevantPages: pages.map(toDialoguePage),
+        segments: [],
+        ltpm: {
+          status: "not_implemented",
+          message: "long-term persona memory is planned; use SearchMemory for long-term memory",
+        },
+      });
+      byPages.set(pages, context);
+    }
+    return context;
+  }
   const { recentPages, vectorSearch, logger } = deps;
   const now = deps.now ?? (() => new Date());
 
@@ -336,15 +346,7 @@ export function createMemoryService(
         relevant(),
       ]);
       touch(pages);
-      return {
-        stmEvents: stmMessages(stm),
-        relevantPages: pageMessages(pages),
-        segments: [],
-        ltpm: {
-          status: "not_implemented",
-          message: "long-term persona memory is planned; use SearchMemory for long-term memory",
-        },
-      };
+      return contextOf(stm, pages);
     },
 
     async searchMemory(request, context) {
