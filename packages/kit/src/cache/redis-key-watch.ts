@@ -45,6 +45,8 @@ export function watchRedisKeys(options: RedisKeyWatchOptions): KeyWatch {
   let drops = 0;
   /** The receiver's client id while it is subscribed on its current connection. */
   let receiverId: string | undefined;
+  /** Bumped when the receiver drops: its client id and subscription went with it. */
+  let receiverConnections = 0;
   let settingUp: Promise<void> = Promise.resolve();
 
   receiver.on("messageBuffer", (channel: Buffer, message: unknown) => {
@@ -65,6 +67,7 @@ export function watchRedisKeys(options: RedisKeyWatchOptions): KeyWatch {
   }
   receiver.on("close", () => {
     receiverId = undefined;
+    receiverConnections++;
     drop();
   });
   controller.on("close", drop);
@@ -73,11 +76,14 @@ export function watchRedisKeys(options: RedisKeyWatchOptions): KeyWatch {
     if (stopped || active || receiver.status !== "ready" || controller.status !== "ready") return;
     const attempt = drops;
     if (receiverId === undefined) {
+      const connection = receiverConnections;
       const id = String(await receiver.client("ID"));
       await receiver.subscribe(INVALIDATIONS);
-      if (attempt !== drops) return;
+      // Kept if only the controller dropped meanwhile: the receiver is subscribed either way.
+      if (connection !== receiverConnections) return;
       receiverId = id;
     }
+    if (attempt !== drops) return;
     // OFF first: after a receiver reconnect the controller may still track for the old one.
     await controller.call("CLIENT", "TRACKING", "OFF");
     await controller.call(
