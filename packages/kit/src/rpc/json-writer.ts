@@ -80,12 +80,7 @@ function compileField(
   const local = field.localName;
   switch (field.fieldKind) {
     case "list": {
-      const item =
-        field.listKind === "message"
-          ? messageValue(field.message, compiled)
-          : field.listKind === "enum"
-            ? enumValue(field.enum)
-            : scalarValue(field, field.scalar);
+      const item = valueWriter(field, field.listKind, compiled);
       return (message, json) => {
         const list = (message[local] ?? []) as unknown[];
         const out: JsonValue[] = new Array(list.length);
@@ -94,12 +89,7 @@ function compileField(
       };
     }
     case "map": {
-      const entry =
-        field.mapKind === "message"
-          ? messageValue(field.message, compiled)
-          : field.mapKind === "enum"
-            ? enumValue(field.enum)
-            : scalarValue(field, field.scalar);
+      const entry = valueWriter(field, field.mapKind, compiled);
       return (message, json) => {
         const map = (message[local] ?? {}) as Fields;
         const out: JsonObject = {};
@@ -108,12 +98,7 @@ function compileField(
       };
     }
     default: {
-      const value =
-        field.fieldKind === "message"
-          ? messageValue(field.message, compiled)
-          : field.fieldKind === "enum"
-            ? enumValue(field.enum)
-            : scalarValue(field, field.scalar);
+      const value = valueWriter(field, field.fieldKind, compiled);
       const oneof = field.oneof?.localName;
       if (oneof !== undefined) {
         return (message, json) => {
@@ -134,6 +119,17 @@ function compileField(
       };
     }
   }
+}
+
+/** The writer of one value of the field: itself, a list item or a map value. */
+function valueWriter(
+  field: DescField,
+  kind: "scalar" | "enum" | "message",
+  compiled: Map<DescMessage, MessageJsonWriter>,
+): ValueWriter {
+  if (kind === "message") return messageValue(field.message as DescMessage, compiled);
+  if (kind === "enum") return enumValue(field.enum as DescEnum);
+  return scalarValue(field, field.scalar as ScalarType);
 }
 
 function messageValue(
