@@ -139,7 +139,10 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       status: String(reply.statusCode),
       durationSeconds: reply.elapsedTime / 1000,
     });
-    logger[isOpen(request) ? "debug" : "info"](
+    const level = isOpen(request) ? "debug" : "info";
+    // The line's object is built only when it will be written (a busy service logs at warn).
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level](
       {
         reqId: request.id,
         req: {
