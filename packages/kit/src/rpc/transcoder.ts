@@ -83,9 +83,8 @@ function mountBinding(
     );
   }
 
-  const compiledWriter = createMessageJsonWriter(method.output);
   const writeOutput =
-    compiledWriter ??
+    createMessageJsonWriter(method.output) ??
     ((result: unknown) =>
       writeMessageJson(
         method.output,

@@ -87,10 +87,11 @@ function toStmEventMessage(e: StmEvent) {
     type: e.type,
     content: e.content,
     timestamp: timestampFromDate(e.timestamp),
+    // A copy: GetContext freezes its messages, and the event's own map is not its to freeze.
     metadata:
       e.coalescedCount > 1
         ? { ...e.metadata, coalesced_count: String(e.coalescedCount) }
-        : e.metadata,
+        : { ...e.metadata },
     blobUri: e.blobUri ?? "",
     blobMimeType: e.blobMimeType ?? "",
   };
@@ -134,6 +135,8 @@ export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
   const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
+  const { recentPages, vectorSearch, logger } = deps;
+  const now = deps.now ?? (() => new Date());
   // The window and the pages come from the near cache, which hands every caller the same lists
   // while they are unchanged: the context built from a pair of lists is built (and, frozen,
   // written as JSON) once. Lists read straight from the stores are new each time and fall out
@@ -160,8 +163,6 @@ export function createMemoryService(
     }
     return context;
   }
-  const { recentPages, vectorSearch, logger } = deps;
-  const now = deps.now ?? (() => new Date());
 
   /** The session, or NotFound; with a JWT identity, only the identity's own sessions exist. */
   async function resolveSession(

@@ -8,7 +8,10 @@ export interface StmWindowOptions {
   /** Events kept in the cache per scope; default 200. Larger reads go to the durable store. */
   size?: number;
   onCacheError?: (error: unknown, operation: string) => void;
-  /** Keeps parsed windows in process memory while their keys are unchanged (see NearCache). */
+  /**
+   * Keeps parsed windows in process memory while their keys are unchanged (see NearCache); the
+   * window's writes then go through `near.cache`.
+   */
   near?: NearCache;
 }
 
@@ -76,6 +79,21 @@ export function createStmWindow(options: StmWindowOptions) {
     }
   }
 
+  async function readCached(scope: Scope, limit: number): Promise<StmEvent[]> {
+    try {
+      // One round trip when the list is long enough, the usual case; the marker is read only
+      // when it is short, to tell a small window from a cold cache.
+      const cached = await cache.lrange(listKey(scope), 0, limit - 1);
+      if (cached.length === limit || (await cache.get(warmKey(scope)))) {
+        return chronological(cached.map(parse));
+      }
+    } catch (error) {
+      report(error, "read");
+      return chronological(await events.newest(scope, limit));
+    }
+    return chronological((await refill(scope)).slice(0, limit));
+  }
+
   return {
     append,
 
@@ -107,21 +125,6 @@ export function createStmWindow(options: StmWindowOptions) {
       return near.read(`${list}#${limit}`, [list, warmKey(scope)], () => readCached(scope, limit));
     },
   };
-
-  async function readCached(scope: Scope, limit: number): Promise<StmEvent[]> {
-    try {
-      // One round trip when the list is long enough, the usual case; the marker is read only
-      // when it is short, to tell a small window from a cold cache.
-      const cached = await cache.lrange(listKey(scope), 0, limit - 1);
-      if (cached.length === limit || (await cache.get(warmKey(scope)))) {
-        return chronological(cached.map(parse));
-      }
-    } catch (error) {
-      report(error, "read");
-      return chronological(await events.newest(scope, limit));
-    }
-    return chronological((await refill(scope)).slice(0, limit));
-  }
 }
 
 export type StmWindow = ReturnType<typeof createStmWindow>;

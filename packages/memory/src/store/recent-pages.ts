@@ -8,7 +8,10 @@ export interface RecentPagesOptions {
   /** Backstop for an invalidation that could not reach the cache; default 60 s. */
   ttlSeconds?: number;
   onCacheError?: (error: unknown, operation: string) => void;
-  /** Keeps parsed lists in process memory while their keys are unchanged (see NearCache). */
+  /**
+   * Keeps parsed lists in process memory while their keys are unchanged (see NearCache); the
+   * lists' writes then go through `near.cache`.
+   */
   near?: NearCache;
 }
 
