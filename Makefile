@@ -17,7 +17,7 @@ build: $(STAMP)
 start: build
 	node packages/server/dist/main.js start
 
-test: $(STAMP)
+test: build
 	node scripts/run-tests.mjs
 
 lint: $(STAMP)

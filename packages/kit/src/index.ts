@@ -44,7 +44,12 @@ export {
 } from "./config/env-values.js";
 export { ConfigError, type Env, exitOnConfigError, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";
-export { createLogger, type Logger, type LoggerOptions } from "./logger/logger.js";
+export {
+  createLogger,
+  type Logger,
+  type LoggerOptions,
+  synchronousStdout,
+} from "./logger/logger.js";
 export {
   createHealthReporter,
   type HealthCheck,

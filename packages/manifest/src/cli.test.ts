@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { ageTestKeyFile, fixturesDir, repoRoot } from "./testing/paths.js";
+import { ageTestKeyFile, repoRoot, sopsFixturesDir } from "./testing/paths.js";
 import { runAtriumctl } from "./testing/run-cli.js";
 import { oauthProviderYaml as oauth, writeTempFiles as tempDir } from "./testing/temp-files.js";
 
@@ -99,7 +99,7 @@ describe("atriumctl validate (offline)", () => {
       "m.yaml":
         "providers:\n  - name: a\n    auth_type: oauth2\n    client_id: x\n    client_secret: ${secret}\n    issuer: https://a.example.com\n",
     });
-    const fixture = join(fixturesDir, "sops", "secret.enc.json");
+    const fixture = join(sopsFixturesDir, "secret.enc.json");
     const env = { SOPS_AGE_KEY_FILE: ageTestKeyFile };
     const args = ["validate", "-file", join(dir, "m.yaml"), "-require-encrypted-secrets"];
     const ok = await runAtriumctl([...args, "-secrets", `sops:${fixture}`], env);

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import type { Env } from "@atrium/kit";
+import type { Env, Logger } from "@atrium/kit";
 import { ensureDevKeys } from "./dev-keys.js";
 
 export type ServiceName = "memory" | "broker" | "gateway" | "agent";
@@ -12,7 +12,7 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export type ServiceLauncher = (options: { env: Env }) => Promise<RunningService>;
+export type ServiceLauncher = (options: { env: Env; logger?: Logger }) => Promise<RunningService>;
 
 /**
  * The environment `atrium start` gives every service: embedded defaults under the data
@@ -49,10 +49,13 @@ export async function embeddedEnv(env: Env): Promise<{ env: Env; devKeysPath: st
 export async function startInOrder(
   launchers: [ServiceName, ServiceLauncher][],
   env: Env,
+  loggerFor?: (name: ServiceName) => Logger,
 ): Promise<RunningService[]> {
   const running: RunningService[] = [];
   try {
-    for (const [, launch] of launchers) running.push(await launch({ env }));
+    for (const [name, launch] of launchers) {
+      running.push(await launch({ env, logger: loggerFor?.(name) }));
+    }
   } catch (error) {
     await stopAll(running);
     throw error;
@@ -64,4 +67,31 @@ export async function stopAll(running: RunningService[]): Promise<void> {
   for (const service of [...running].reverse()) {
     await service.stop().catch(() => {});
   }
+}
+
+export function serviceLines(running: RunningService[]): string[] {
+  return running.map((service) => {
+    const grpc = service.urls.grpc ? `  gRPC ${service.urls.grpc}` : "";
+    return `  ${service.name.padEnd(8)} REST ${service.urls.rest}${grpc}`;
+  });
+}
+
+/** What `atrium start` prints last: where each service is and what a newcomer does next. */
+export function startedBanner(
+  running: RunningService[],
+  paths: { devKeys: string; dataDir: string },
+): string {
+  const memory = running.find((service) => service.name === "memory");
+  return [
+    "",
+    "Atrium is running:",
+    ...serviceLines(running),
+    "",
+    "Next:",
+    "  walkthrough   README.md (Quick start), then docs/memory.md, docs/chat.md, docs/gateway.md",
+    `  dev keys      ${paths.devKeys} (the broker's X-API-Key is API_KEYS there)`,
+    ...(memory ? [`  try it        curl -s ${memory.urls.rest}/api/v1/health`] : []),
+    `  stop          Ctrl-C (data stays in ${paths.dataDir}; delete it to start over)`,
+    "",
+  ].join("\n");
 }

@@ -3,13 +3,16 @@ import { readFileSync } from "node:fs";
 import { startBrokerService } from "@atrium/broker";
 import { startAgentService } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
+import { createLogger, synchronousStdout } from "@atrium/kit";
 import { startMemoryService } from "@atrium/memory";
 import {
   embeddedEnv,
   type RunningService,
   type ServiceLauncher,
   type ServiceName,
+  serviceLines,
   serviceNames,
+  startedBanner,
   startInOrder,
   stopAll,
 } from "./launch.js";
@@ -43,13 +46,6 @@ function stopOnSignals(running: RunningService[]): void {
   process.once("SIGTERM", stop);
 }
 
-function printServices(running: RunningService[]): void {
-  for (const service of running) {
-    const grpc = service.urls.grpc ? `  gRPC ${service.urls.grpc}` : "";
-    console.log(`  ${service.name.padEnd(8)} REST ${service.urls.rest}${grpc}`);
-  }
-}
-
 async function main(args: string[]): Promise<number> {
   const [command, target] = args;
   if (command === "version" || command === "--version") {
@@ -59,18 +55,20 @@ async function main(args: string[]): Promise<number> {
   if (command === "start") {
     const { env, devKeysPath } = await embeddedEnv(process.env);
     console.log(`atrium ${version()}: development keys in ${devKeysPath}`);
+    const stdout = synchronousStdout();
     const running = await startInOrder(
       serviceNames.map((name) => [name, launchers[name]]),
       env,
+      (name) => createLogger({ name, destination: stdout }),
     );
     stopOnSignals(running);
-    printServices(running);
+    console.log(startedBanner(running, { devKeys: devKeysPath, dataDir: env.ATRIUM_DATA_DIR! }));
     return -1;
   }
   if (command === "serve" && serviceNames.includes(target as ServiceName)) {
     const running = [await launchers[target as ServiceName]({ env: process.env })];
     stopOnSignals(running);
-    printServices(running);
+    console.log(serviceLines(running).join("\n"));
     return -1;
   }
   console.error(usage);

@@ -58,3 +58,12 @@ export function createLogger(options: LoggerOptions): Logger {
     options.destination,
   );
 }
+
+/**
+ * Standard output written synchronously: for processes that host several services and print
+ * text of their own between log lines (`atrium start`), so the lines appear in the order they
+ * were written. A single service keeps pino's asynchronous default.
+ */
+export function synchronousStdout(): DestinationStream {
+  return pino.destination({ dest: 1, sync: true });
+}

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseManifestFile } from "../manifest-loader.js";
 import { formatProblem } from "../manifest-problem.js";
-import { ageTestKeyFile, fixturesDir } from "../testing/paths.js";
+import { ageTestKeyFile, sopsFixturesDir } from "../testing/paths.js";
 import { writeSopsFile } from "../testing/sops-writer.js";
 import { createEnvSecretSource } from "./env-secret-source.js";
 import { resolvePlaceholders } from "./placeholder-resolver.js";
@@ -35,7 +35,7 @@ describe("placeholder resolution", () => {
   it("resolves from a real sops file and falls back to the environment", async () => {
     const env = { ...keyEnv, FROM_ENV: "from env" };
     const source = createSopsSecretSource({
-      path: join(fixturesDir, "sops", "secret.enc.yaml"),
+      path: join(sopsFixturesDir, "secret.enc.yaml"),
       env,
     });
     const { providers, problems } = await resolvePlaceholders(manifest, {
@@ -58,7 +58,7 @@ describe("placeholder resolution", () => {
   it("does not fall back to the environment under the encrypted-secrets policy", async () => {
     const env = { ...keyEnv, FROM_ENV: "from env", MISSING_ONE: "x" };
     const source = createSopsSecretSource({
-      path: join(fixturesDir, "sops", "secret.enc.json"),
+      path: join(sopsFixturesDir, "secret.enc.json"),
       env,
     });
     const { problems } = await resolvePlaceholders(manifest, {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { generateX25519Identity } from "age-encryption";
-import { ageTestKeyFile, fixturesDir } from "../testing/paths.js";
+import { ageTestKeyFile, sopsFixturesDir } from "../testing/paths.js";
 import { writeSopsFile } from "../testing/sops-writer.js";
 import { decryptSops } from "./sops-decrypt.js";
 import { parseSopsFile, type SopsFormat } from "./sops-tree.js";
@@ -11,7 +11,7 @@ import { parseSopsFile, type SopsFormat } from "./sops-tree.js";
 const identity = readFileSync(ageTestKeyFile, "utf8")
   .split("\n")
   .find((line) => line.startsWith("AGE-SECRET-KEY-"))!;
-const fixture = (name: string) => readFileSync(join(fixturesDir, "sops", name), "utf8");
+const fixture = (name: string) => readFileSync(join(sopsFixturesDir, name), "utf8");
 const open = (text: string, format: SopsFormat) =>
   decryptSops(parseSopsFile(text, format), [identity]);
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");
 
-/** Interoperability vectors written by tools outside the project. */
-export const fixturesDir = join(repoRoot, "..", "shared", "fixtures");
+/** Interoperability vectors written by tools outside the project (see testdata/sops/README.md). */
+export const sopsFixturesDir = join(repoRoot, "packages", "manifest", "testdata", "sops");
 
-export const ageTestKeyFile = join(fixturesDir, "sops", "age-test-key.txt");
+export const ageTestKeyFile = join(sopsFixturesDir, "age-test-key.txt");
