@@ -82,10 +82,11 @@ describe("memory service on PostgreSQL + Redis", () => {
       }
 
       let results: Json[] = [];
+      // A message is found by its words at once; its dialogue page once the chain check ran.
       await eventually("the chain is searchable", async () => {
         results = (await ok(t(), "searchMemory", { session_id, query: "espresso grinder" }))
           .results;
-        return results.length > 0;
+        return results[0]?.source_type === "dialogue_page";
       });
       assert.equal(results[0].source_type, "dialogue_page");
       assert.match(results[0].content, /grinder/);

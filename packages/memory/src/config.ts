@@ -18,7 +18,7 @@ const schema = z.object({
   AUTO_MIGRATE: z.enum(["true", "false"]).default("true"),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   BLOB_STORE_URL: z.string().optional(),
-  EMBEDDINGS_PROVIDER: z.enum(["hash", "openai"]).default("hash"),
+  EMBEDDINGS_PROVIDER: z.enum(["hash", "hash-v1", "openai"]).default("hash"),
   EMBEDDINGS_BASE_URL: envUrl({ protocols: ["http", "https"] }).default(
     new URL("https://api.openai.com/v1"),
   ),
@@ -32,6 +32,7 @@ const schema = z.object({
   LLM_TIMEOUT: envDuration().default(30_000),
   LLM_MAX_RETRIES: envInteger({ min: 0, max: 10 }).default(2),
   MEMORY_VECTOR_SEARCH: z.enum(["auto", "hnsw", "exact"]).default("auto"),
+  MEMORY_SEARCH_MODE: z.enum(["hybrid", "vector"]).default("hybrid"),
   MEMORY_CHAIN_GAP: envDuration().default(30 * 60_000),
   MEMORY_PROMOTER_INTERVAL: envDuration().default(5 * 60_000),
   MEMORY_STM_CACHE_SIZE: envInteger({ min: 1, max: 10_000 }).default(200),

@@ -23,13 +23,17 @@ import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
 import type { Embedder } from "./embeddings/embedder.js";
 import { createHashEmbedder } from "./embeddings/hash-embedder.js";
 import { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
+import { createWeightedHashEmbedder } from "./embeddings/weighted-hash-embedder.js";
 import { createOpenAiLlm, type Llm } from "./llm/llm.js";
 import { createChainCheckScheduler } from "./pipeline/chain-check-scheduler.js";
 import { createChainCheckWorker } from "./pipeline/chain-check-worker.js";
 import { createPromoter } from "./pipeline/promoter.js";
+import { reembedChains } from "./pipeline/reembed.js";
+import { createRetrieval } from "./retrieval/retrieval.js";
 import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
+import { createLexicalSearch } from "./store/lexical-search.js";
 import { migrationsDir } from "./store/migrate.js";
 import { createRecentPages } from "./store/recent-pages.js";
 import { createSessionStore } from "./store/sessions.js";
@@ -51,6 +55,8 @@ function createEmbedder(
   cache: Parameters<typeof createCachedEmbedder>[1]["store"],
 ): Embedder {
   if (config.EMBEDDINGS_PROVIDER === "hash")
+    return createWeightedHashEmbedder({ dimensions: config.EMBEDDINGS_DIMENSIONS });
+  if (config.EMBEDDINGS_PROVIDER === "hash-v1")
     return createHashEmbedder({ dimensions: config.EMBEDDINGS_DIMENSIONS });
   return createCachedEmbedder(
     createOpenAiEmbedder({
@@ -184,6 +190,17 @@ export async function startMemoryService(
       cleanup.push(async () => clearInterval(timer));
     }
 
+    // Chains embedded by another embedder than this one are re-embedded in the background;
+    // until each is, it is found by its words only.
+    const reembedding = reembedChains({ sql, embedder, vectorSearch, onChainsChanged });
+    reembedding.done.then(
+      (count) =>
+        count > 0 &&
+        logger.info({ chains: count, embeddings: embedder.model }, "chains re-embedded"),
+      (error) => logger.error({ err: error }, "re-embedding chains failed"),
+    );
+    cleanup.push(() => reembedding.stop());
+
     const implementation = createMemoryService({
       sql,
       cache,
@@ -194,7 +211,13 @@ export async function startMemoryService(
       events,
       window,
       recentPages,
-      vectorSearch,
+      retrieval: createRetrieval({
+        sql,
+        embedder,
+        vectorSearch,
+        lexical: createLexicalSearch(sql),
+        mode: config.MEMORY_SEARCH_MODE,
+      }),
       promoter,
       logger,
     });
@@ -220,6 +243,7 @@ export async function startMemoryService(
     logger.info(
       {
         vectorSearch: vectorSearch.kind,
+        search: config.MEMORY_SEARCH_MODE,
         embeddings: embedder.model,
         llm: llm?.model ?? "none",
         blobStore: blobStore?.kind ?? "none",

@@ -8,7 +8,7 @@ export interface HashEmbedderOptions {
 
 // Function words carry little topic signal; they still count, only less, so that texts made
 // only of them do not collapse to the zero vector.
-const STOPWORDS = new Set(
+export const STOPWORDS = new Set(
   "a an and are as at be but by do does for from had has have he her his i if in is it its me my no not of on or our she so that the their them they this to was we were what when where which who will with you your".split(
     " ",
   ),
@@ -20,7 +20,7 @@ const BIGRAM_WEIGHT = 0.6;
 const CHAR_NGRAM_WEIGHT = 0.35;
 
 /** FNV-1a, 32 bit: fast, stable across runs and platforms, good enough spread for hashing tricks. */
-function fnv1a(text: string, seed = 0x811c9dc5): number {
+export function fnv1a(text: string, seed = 0x811c9dc5): number {
   let h = seed;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -39,7 +39,18 @@ export function tokenize(text: string): string[] {
   );
 }
 
+/** Adds a feature to `vector` at its hashed index, with a hashed sign. */
+export function addHashedFeature(vector: Float64Array, feature: string, weight: number): void {
+  const h = fnv1a(feature);
+  const sign = fnv1a(feature, 0x9747b28c) & 1 ? 1 : -1;
+  vector[h % vector.length] += sign * weight;
+}
+
 /**
+ * The first hashing embedder (`hash-384`, `EMBEDDINGS_PROVIDER=hash-v1`): every word weighs the
+ * same, so frequent words and names dominate; kept for stores built with it and as the
+ * benchmark's reference. The default is weighted-hash-embedder.ts.
+ *
  * Signed feature hashing of word unigrams, bigrams and character 3–5-grams, L2-normalised.
  * Deterministic and weight-free: good at lexical overlap (including inflections, through the
  * character n-grams), blind to synonyms. The sign hash makes collisions cancel on average
@@ -48,11 +59,7 @@ export function tokenize(text: string): string[] {
 export function createHashEmbedder(options: HashEmbedderOptions = {}): Embedder {
   const dimensions = options.dimensions ?? 384;
 
-  function add(vector: Float64Array, feature: string, weight: number): void {
-    const h = fnv1a(feature);
-    const sign = fnv1a(feature, 0x9747b28c) & 1 ? 1 : -1;
-    vector[h % dimensions] += sign * weight;
-  }
+  const add = addHashedFeature;
 
   function embedText(text: string): number[] {
     const vector = new Float64Array(dimensions);

@@ -37,7 +37,7 @@ export interface ChainCheckWorkerOptions {
 }
 
 // Embedding models have input limits; the newest part of a long chain says most about it.
-const EMBED_CHARS = 6000;
+export const EMBED_CHARS = 6000;
 /**
  * A chain this long is closed even when the topic holds: analysis and re-summarising cost grows
  * with the chain, and one endless conversation would otherwise become one unsearchable blob.
@@ -92,6 +92,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       eventIds: [],
       workflowId: event.metadata.workflow_id || null,
       embedding: [],
+      embeddingModel: embedder.model,
       userVectorSum: null,
       analysisMethod: "extractive",
       entities: [],
@@ -133,6 +134,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     chain.topic = keywordTopic(recent);
     chain.quality = qualityOf(chain.content);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
+    chain.embeddingModel = embedder.model;
   }
 
   /**
@@ -143,6 +145,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   async function close(chain: ChainRecord): Promise<ChainChange> {
     const analysis = await analyser.analyse(chain.content);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
+    chain.embeddingModel = embedder.model;
     const hits = await vectorSearch.search({
       ...chain.scope,
       embedding: chain.embedding,
@@ -193,6 +196,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       analysisMethod: mergedAnalysis.method,
       quality: qualityOf(merged.content),
       embedding: await embedOne(embedder, merged.content.slice(-EMBED_CHARS)),
+      embeddingModel: embedder.model,
     });
     // The target's earlier facts are in the graph already; the new part's go in now, so that
     // promotion never counts one chain twice.

@@ -28,16 +28,16 @@ import {
   type SessionRecord,
   type StmEvent,
 } from "../domain.js";
-import { type Embedder, embedOne } from "../embeddings/embedder.js";
+import type { Embedder } from "../embeddings/embedder.js";
 import { cosineSimilarity } from "../embeddings/vectors.js";
 import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
+import type { Retrieval } from "../retrieval/retrieval.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
 import type { EventStore, NewEvent } from "../store/events.js";
 import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
 import type { RecentPages } from "../store/recent-pages.js";
 import type { SessionStore } from "../store/sessions.js";
-import type { VectorSearch } from "../store/vector-search.js";
 import type { StmWindow } from "./stm-window.js";
 
 export interface MemoryServiceDeps {
@@ -52,7 +52,7 @@ export interface MemoryServiceDeps {
   events: EventStore;
   window: StmWindow;
   recentPages: RecentPages;
-  vectorSearch: VectorSearch;
+  retrieval: Retrieval;
   /** Absent: TriggerGraphAnalytics answers Internal. */
   promoter?: Promoter;
   logger: Logger;
@@ -135,7 +135,7 @@ export function createMemoryService(
   deps: MemoryServiceDeps,
 ): Partial<ServiceImpl<typeof memoryV1.MemoryService>> {
   const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
-  const { recentPages, vectorSearch, logger } = deps;
+  const { recentPages, retrieval, logger } = deps;
   const now = deps.now ?? (() => new Date());
   // The window and the pages come from the near cache, which hands every caller the same lists
   // while they are unchanged: the context built from a pair of lists is built (and, frozen,
@@ -211,7 +211,7 @@ export function createMemoryService(
 
   const timestampOr = (t: Timestamp | undefined) => (t ? timestampDate(t) : now());
 
-  async function entityResults(session: SessionRecord, query: string, queryVector: number[]) {
+  async function entityResults(session: SessionRecord, query: string) {
     const owner = { tenantId: session.tenantId, userId: session.userId };
     const mentioned = await graphStore.mentionedIn(sql, owner, query, ENTITY_FACTS);
     // compromise may spot a name the plain match missed (different spacing, possessive).
@@ -227,7 +227,7 @@ export function createMemoryService(
         describeFacts(entity, await graphStore.facts(sql, entity.id, 10)),
       ),
     );
-    const vectors = await embedder.embed(contents);
+    const [queryVector, ...vectors] = await embedder.embed([query, ...contents]);
     return mentioned.map((entity, i) => ({
       content: contents[i],
       similarityScore: cosineSimilarity(queryVector, vectors[i]),
@@ -331,14 +331,14 @@ export function createMemoryService(
       const session = await resolveSession(request.sessionId, context);
       const relevant = async (): Promise<ChainRecord[]> => {
         if (!request.query.trim()) return recentPages.read(session, RELEVANT_PAGES);
-        const hits = await vectorSearch.search({
+        const found = await retrieval.search({
           ...session,
-          embedding: await embedOne(embedder, request.query),
+          text: request.query,
           limit: RELEVANT_PAGES,
         });
         return chainStore.byIds(
           sql,
-          hits.map((h) => h.chainId),
+          found.filter((p) => p.sourceType === "dialogue_page").map((p) => p.sourceId),
         );
       };
       // Started together, so that their cache reads share one pipelined round trip.
@@ -357,33 +357,36 @@ export function createMemoryService(
       if (requested < 0) throw invalidArgument("limit must not be negative");
       const limit = Math.min(requested || DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
       const session = await resolveSession(request.sessionId, context);
-      const queryVector = await embedOne(embedder, query);
       const filter = request.filter;
-      const hits = await vectorSearch.search({
-        tenantId: session.tenantId,
-        userId: session.userId,
-        embedding: queryVector,
-        limit,
-        filter,
-      });
-      const chains = await chainStore.byIds(
-        sql,
-        hits.map((h) => h.chainId),
-      );
-      const similarity = new Map(hits.map((h) => [h.chainId, h.similarity]));
-      const results = chains.map((c) => ({
-        content: c.summary,
-        similarityScore: similarity.get(c.id) ?? 0,
-        sourceType: "dialogue_page",
-        sourceId: c.id,
-        timestamp: timestampFromDate(c.lastEventAt),
+      const [pages, facts] = await Promise.all([
+        retrieval.search({
+          tenantId: session.tenantId,
+          userId: session.userId,
+          text: query,
+          limit,
+          filter,
+        }),
+        // Graph facts carry no chain metadata, so no filter can match them.
+        Object.keys(filter).length === 0 ? entityResults(session, query) : [],
+      ]);
+      const results = pages.map((p) => ({
+        content: p.content,
+        similarityScore: p.relevance,
+        sourceType: p.sourceType,
+        sourceId: p.sourceId,
+        timestamp: timestampFromDate(p.timestamp),
       }));
-      // Graph facts carry no chain metadata, so no filter can match them.
-      if (Object.keys(filter).length === 0)
-        results.push(...(await entityResults(session, query, queryVector)));
-      results.sort((a, b) => b.similarityScore - a.similarityScore);
-      const returned = results.slice(0, limit);
-      touch(chains.filter((c) => returned.some((r) => r.sourceId === c.id)));
+      // Facts about entities the query names take the last places, a fifth of them at most:
+      // the turns that state things outrank what the graph condensed from them.
+      const factSlots = Math.min(facts.length, Math.max(1, Math.floor(limit / 5)));
+      const kept = results.slice(0, Math.max(0, limit - factSlots));
+      const returned = [...kept, ...facts.slice(0, limit - kept.length)];
+      touch(
+        await chainStore.byIds(
+          sql,
+          kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId),
+        ),
+      );
       return { results: returned };
     },
 

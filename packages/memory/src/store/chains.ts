@@ -16,6 +16,8 @@ export interface ChainRecord {
   eventIds: string[];
   workflowId: string | null;
   embedding: number[];
+  /** The embedder (its `model`) that made `embedding`. */
+  embeddingModel: string;
   userVectorSum: number[] | null;
   analysisMethod: "llm" | "extractive";
   entities: ExtractedEntity[];
@@ -47,6 +49,7 @@ interface ChainRow {
   event_ids: string[];
   workflow_id: string | null;
   embedding: number[];
+  embedding_model: string;
   user_vector_sum: number[] | null;
   analysis_method: "llm" | "extractive";
   entities: ExtractedEntity[];
@@ -76,6 +79,7 @@ const toChain = (r: ChainRow): ChainRecord => ({
   eventIds: r.event_ids,
   workflowId: r.workflow_id,
   embedding: r.embedding.map(Number),
+  embeddingModel: r.embedding_model,
   userVectorSum: r.user_vector_sum?.map(Number) ?? null,
   analysisMethod: r.analysis_method,
   entities: r.entities,
@@ -95,7 +99,7 @@ const toChain = (r: ChainRow): ChainRecord => ({
 
 /** Columns a chain page needs; skips the vectors and the full text. */
 const PAGE_COLUMNS =
-  "id, tenant_id, user_id, agent_id, session_id, status, topic, summary, '' AS content, metadata, event_ids, workflow_id, '{}'::real[] AS embedding, NULL::real[] AS user_vector_sum, analysis_method, entities, relations, importance, density, quality, recall_strength, access_count, last_access_at, last_strengthened_at, heat, promoted_at, first_event_at, last_event_at";
+  "id, tenant_id, user_id, agent_id, session_id, status, topic, summary, '' AS content, metadata, event_ids, workflow_id, '{}'::real[] AS embedding, embedding_model, NULL::real[] AS user_vector_sum, analysis_method, entities, relations, importance, density, quality, recall_strength, access_count, last_access_at, last_strengthened_at, heat, promoted_at, first_event_at, last_event_at";
 
 /** Chain rows. Every function takes the executor, so callers compose them into transactions. */
 export const chainStore = {
@@ -104,13 +108,14 @@ export const chainStore = {
       `INSERT INTO memory_chains (id, tenant_id, user_id, agent_id, session_id, status, topic, summary,
          content, metadata, event_ids, workflow_id, embedding, user_vector_sum, analysis_method, entities,
          relations, importance, density, quality, recall_strength, access_count, last_access_at,
-         last_strengthened_at, heat, promoted_at, first_event_at, last_event_at)
+         last_strengthened_at, heat, promoted_at, first_event_at, last_event_at, embedding_model)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::uuid[], $12, $13::real[], $14::real[],
-         $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)
+         $15, $16::jsonb, $17::jsonb, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
        ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, topic = EXCLUDED.topic,
          summary = EXCLUDED.summary, content = EXCLUDED.content, metadata = EXCLUDED.metadata,
          event_ids = EXCLUDED.event_ids, workflow_id = EXCLUDED.workflow_id,
-         embedding = EXCLUDED.embedding, user_vector_sum = EXCLUDED.user_vector_sum,
+         embedding = EXCLUDED.embedding, embedding_model = EXCLUDED.embedding_model,
+         user_vector_sum = EXCLUDED.user_vector_sum,
          analysis_method = EXCLUDED.analysis_method, entities = EXCLUDED.entities,
          relations = EXCLUDED.relations, importance = EXCLUDED.importance, density = EXCLUDED.density,
          quality = EXCLUDED.quality, promoted_at = EXCLUDED.promoted_at,
@@ -145,6 +150,7 @@ export const chainStore = {
         c.promotedAt,
         c.firstEventAt,
         c.lastEventAt,
+        c.embeddingModel,
       ],
     );
   },

@@ -214,11 +214,38 @@ export function createEventStore(sql: Sql, options: EventStoreOptions = {}) {
       return rows.map(toStmEvent);
     },
 
+    /**
+     * Marks messages as through the chain check and, in the same statement, counts them into
+     * their users' lexical statistics (BM25's document frequencies): a message leaves 'pending'
+     * once, so it is counted once however often a check is retried.
+     */
     async markChained(ids: string[], db: SqlExecutor = sql): Promise<void> {
       if (ids.length === 0) return;
-      await db.query("UPDATE memory_events SET chain_state = 'done' WHERE id = ANY($1::uuid[])", [
-        ids,
-      ]);
+      await db.query(
+        `WITH done AS (
+           UPDATE memory_events SET chain_state = 'done'
+           WHERE id = ANY($1::uuid[]) AND chain_state = 'pending'
+           RETURNING tenant_id, user_id, search_vector
+         ), indexed AS (
+           SELECT tenant_id, user_id, search_vector FROM done WHERE search_vector IS NOT NULL
+         ), lexemes AS (
+           INSERT INTO memory_lexicon (tenant_id, user_id, lexeme, documents)
+           SELECT i.tenant_id, i.user_id, t.lexeme, count(*)
+           FROM indexed i, unnest(tsvector_to_array(i.search_vector)) AS t(lexeme)
+           GROUP BY i.tenant_id, i.user_id, t.lexeme
+           -- One lock order for every writer: checks of two agents of one user never deadlock.
+           ORDER BY i.tenant_id, i.user_id, t.lexeme
+           ON CONFLICT (tenant_id, user_id, lexeme)
+           DO UPDATE SET documents = memory_lexicon.documents + EXCLUDED.documents
+         )
+         INSERT INTO memory_lexicon_totals (tenant_id, user_id, documents, lexemes)
+         SELECT tenant_id, user_id, count(*), sum(length(search_vector)) FROM indexed
+         GROUP BY tenant_id, user_id
+         ON CONFLICT (tenant_id, user_id) DO UPDATE SET
+           documents = memory_lexicon_totals.documents + EXCLUDED.documents,
+           lexemes = memory_lexicon_totals.lexemes + EXCLUDED.lexemes`,
+        [ids],
+      );
     },
 
     /** Scopes with messages waiting, for the sweep after a restart. */

@@ -17,6 +17,7 @@ export function testChain(scope: Scope, fields: Partial<ChainRecord> = {}): Chai
     eventIds: [],
     workflowId: null,
     embedding: [],
+    embeddingModel: "hash-idf-384",
     userVectorSum: null,
     analysisMethod: "extractive",
     entities: [],

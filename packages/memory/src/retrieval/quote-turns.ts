@@ -1,0 +1,79 @@
+import type { Turn } from "../store/turns.js";
+
+/** A turn quoted whole when it is this short; longer ones are cut to what matched. */
+const WHOLE_TURN_CHARS = 240;
+const MAX_QUOTE_CHARS = 320;
+
+const SPEAKERS = { user: "User", agent: "Agent" } as const;
+
+const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/** RFC 2822's day-date-time, in UTC: readable by a person and a model, unambiguous. */
+export function quoteTime(at: Date): string {
+  const hh = String(at.getUTCHours()).padStart(2, "0");
+  const mm = String(at.getUTCMinutes()).padStart(2, "0");
+  return `${DAYS[at.getUTCDay()]}, ${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()} ${hh}:${mm} UTC`;
+}
+
+function sentences(text: string): string[] {
+  return (
+    text
+      .match(/[^.!?\n]+(?:[.!?]+|\n|$)/g)
+      ?.map((s) => s.trim())
+      .filter(Boolean) ?? [text]
+  );
+}
+
+/**
+ * Whether a sentence holds one of the matched lexemes. PostgreSQL's English stems are
+ * prefixes of the words they come from ("agenc" of "agencies", "research" of "researching"),
+ * so a word starting with the stem is a match.
+ */
+function mentions(sentence: string, lexemes: string[]): boolean {
+  const words = sentence.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+  return words.some((w) => lexemes.some((l) => w.startsWith(l)));
+}
+
+/**
+ * What of a turn to quote: all of a short turn; of a long one, the sentences that hold a matched
+ * word with one sentence of context on each side (the opening sentences when nothing matched
+ * lexically, as for a turn found by its vector), cut at MAX_QUOTE_CHARS.
+ */
+export function excerpt(content: string, lexemes: string[]): string {
+  const text = content.trim();
+  if (text.length <= WHOLE_TURN_CHARS) return text;
+  const parts = sentences(text);
+  const hits = parts.flatMap((s, i) => (mentions(s, lexemes) ? [i] : []));
+  const keep = new Set<number>();
+  for (const i of hits.length > 0 ? hits : [0]) {
+    for (const j of [i - 1, i, i + 1]) if (j >= 0 && j < parts.length) keep.add(j);
+  }
+  let quote = "";
+  let previous = -1;
+  for (const i of [...keep].sort((a, b) => a - b)) {
+    const gap = previous >= 0 && i > previous + 1 ? " … " : quote ? " " : i > 0 ? "… " : "";
+    const next = `${quote}${gap}${parts[i]}`;
+    if (next.length > MAX_QUOTE_CHARS) {
+      if (!quote) quote = `${next.slice(0, MAX_QUOTE_CHARS - 1).trimEnd()}…`;
+      else quote += " …";
+      return quote;
+    }
+    quote = next;
+    previous = i;
+  }
+  return previous < parts.length - 1 ? `${quote} …` : quote;
+}
+
+/** A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. */
+export function quoteTurns(turns: { turn: Turn; lexemes: string[] }[]): string {
+  // A stored interaction gives both turns one time: the user's comes first.
+  const order = (t: Turn) => t.occurredAt.getTime() * 2 + (t.role === "user" ? 0 : 1);
+  return [...turns]
+    .sort((a, b) => order(a.turn) - order(b.turn))
+    .map(
+      ({ turn, lexemes }) =>
+        `[${quoteTime(turn.occurredAt)}] ${SPEAKERS[turn.role]}: ${excerpt(turn.content, lexemes)}`,
+    )
+    .join("\n");
+}

@@ -1,0 +1,188 @@
+import assert from "node:assert/strict";
+import { copyFile, mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { createPgliteSql, runMigrations, type Sql } from "@atrium/kit";
+import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import type { Scope } from "../domain.js";
+import { createEventStore } from "./events.js";
+import { createLexicalSearch } from "./lexical-search.js";
+import { migrateMemory, migrationsDir } from "./migrate.js";
+import { createSessionStore } from "./sessions.js";
+
+const alice: Scope = { tenantId: "t1", userId: "alice", agentId: "a1" };
+
+/** Stores messages of a scope and puts them through the chain check's bookkeeping. */
+async function remember(sql: Sql, scope: Scope, texts: string[], metadata = {}) {
+  const events = createEventStore(sql);
+  const session = await createSessionStore(sql).create(scope, {});
+  const stored = await events.insertAll(
+    texts.map((content, i) => ({
+      sessionId: session.id,
+      scope,
+      role: i % 2 ? ("agent" as const) : ("user" as const),
+      type: "message" as const,
+      content,
+      metadata,
+      timestamp: new Date(Date.UTC(2026, 0, 1, 9, i)),
+    })),
+  );
+  await events.markChained(stored.map((s) => s.event.id));
+  return stored.map((s) => s.event.id);
+}
+
+// Every turn names Caroline, as a real transcript names its speakers; one says what she did.
+const transcript = [
+  ...Array.from(
+    { length: 30 },
+    (_, i) => `Caroline said the weather was nice on day ${i}, and Caroline went for a walk.`,
+  ),
+  "Caroline has been researching adoption agencies for months.",
+  "Caroline painted a sunset over the lake.",
+];
+
+function suite(
+  name: string,
+  open: (t: import("node:test").TestContext) => Promise<Sql | undefined>,
+) {
+  describe(name, () => {
+    test("a rare word outweighs a name found in every turn; word forms meet through stemming", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      await remember(sql, alice, transcript);
+      const lexical = createLexicalSearch(sql);
+      const query = {
+        ...alice,
+        agentId: undefined,
+        text: "What did Caroline research on adopting?",
+      };
+      const terms = await lexical.terms(query);
+      assert.equal(terms.total, transcript.length);
+      const idf = new Map(terms.terms.map((x) => [x.lexeme, x.idf]));
+      assert.ok(idf.get("adopt")! > idf.get("carolin")! * 5, JSON.stringify(terms.terms));
+      const turns = await lexical.turns({ ...query, limit: 5 }, terms);
+      assert.equal(turns[0].content, "Caroline has been researching adoption agencies for months.");
+      assert.deepEqual([...turns[0].matched].sort(), ["adopt", "carolin", "research"]);
+      assert.equal(turns[0].coverage, 1);
+      assert.ok(turns[1].coverage < 0.2, "a turn matching only the name covers little");
+    });
+
+    test("a user's search never sees another user's or tenant's messages; agent and metadata filters hold", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      await remember(sql, alice, ["I keep my passport in the blue drawer."], { topic: "travel" });
+      await remember(sql, { ...alice, agentId: "a2" }, ["The spare passport photo is in the car."]);
+      await remember(sql, { ...alice, userId: "bob" }, ["Bob's passport is at the embassy."]);
+      await remember(sql, { ...alice, tenantId: "t2" }, ["Tenant two's passport renewal."]);
+      const lexical = createLexicalSearch(sql);
+      const search = async (extra: object) => {
+        const query = { ...alice, agentId: undefined, text: "passport", limit: 10, ...extra };
+        return (await lexical.turns(query, await lexical.terms(query)))
+          .map((x) => x.content)
+          .sort();
+      };
+      assert.deepEqual(await search({}), [
+        "I keep my passport in the blue drawer.",
+        "The spare passport photo is in the car.",
+      ]);
+      assert.deepEqual(await search({ agentId: "a2" }), [
+        "The spare passport photo is in the car.",
+      ]);
+      assert.deepEqual(await search({ filter: { topic: "travel" } }), [
+        "I keep my passport in the blue drawer.",
+      ]);
+      assert.deepEqual(await search({ userId: "bob" }), ["Bob's passport is at the embassy."]);
+      assert.deepEqual(await search({ tenantId: "t2" }), ["Tenant two's passport renewal."]);
+    });
+
+    test("a message counts once into the statistics however often its check is retried", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      const ids = await remember(sql, alice, [
+        "Sourdough needs a starter.",
+        "Feed the starter daily.",
+      ]);
+      await createEventStore(sql).markChained(ids);
+      const { rows } = await sql.query<{ documents: number }>(
+        "SELECT documents FROM memory_lexicon WHERE user_id = 'alice' AND lexeme = 'starter'",
+      );
+      assert.deepEqual(rows, [{ documents: 2 }]);
+      const totals = await sql.query<{ documents: number }>(
+        "SELECT documents FROM memory_lexicon_totals WHERE user_id = 'alice'",
+      );
+      assert.equal(Number(totals.rows[0].documents), 2);
+    });
+
+    test("system messages and non-message events are not indexed; a stopword-only query finds nothing", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      const events = createEventStore(sql);
+      const session = await createSessionStore(sql).create(alice, {});
+      for (const [role, type] of [
+        ["system", "message"],
+        ["agent", "thought"],
+        ["agent", "action"],
+      ] as const) {
+        await events.insert({
+          sessionId: session.id,
+          scope: alice,
+          role,
+          type,
+          content: "the lighthouse keeper",
+          metadata: {},
+          timestamp: new Date(),
+        });
+      }
+      const lexical = createLexicalSearch(sql);
+      const query = { ...alice, text: "lighthouse", limit: 5 };
+      assert.deepEqual(await lexical.turns(query, await lexical.terms(query)), []);
+      const stop = { ...alice, text: "what was it?", limit: 5 };
+      assert.deepEqual((await lexical.terms(stop)).terms, []);
+    });
+  });
+}
+
+suite("lexical search on PGlite", async (t) => {
+  const sql = await createPgliteSql();
+  t.after(() => sql.close());
+  await migrateMemory(sql);
+  return sql;
+});
+
+suite("lexical search on PostgreSQL", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return undefined;
+  const pg = await createTestPostgres();
+  t.after(() => pg.drop());
+  await migrateMemory(pg.sql);
+  return pg.sql;
+});
+
+test("the migration indexes messages stored before it, counting those already chained", async (t) => {
+  const sql = await createPgliteSql();
+  t.after(() => sql.close());
+  // The schema as it was before lexical search.
+  const before = await mkdtemp(join(tmpdir(), "memory-migrations-"));
+  t.after(() => rm(before, { recursive: true, force: true }));
+  for (const file of await readdir(migrationsDir)) {
+    if (file < "0003") await copyFile(join(migrationsDir, file), join(before, file));
+  }
+  await runMigrations(sql, { dir: before, namespace: "memory" });
+  const session = await createSessionStore(sql).create(alice, {});
+  for (const [content, state] of [
+    ["The lighthouse was painted red.", "done"],
+    ["The lighthouse keeper retired.", "pending"],
+  ]) {
+    await sql.query(
+      `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content, occurred_at, chain_state)
+       VALUES (gen_random_uuid(), $1, 't1', 'alice', 'a1', 'user', 'message', $2, now(), $3)`,
+      [session.id, content, state],
+    );
+  }
+  await migrateMemory(sql);
+  const lexical = createLexicalSearch(sql);
+  const query = { ...alice, text: "lighthouse", limit: 5 };
+  const terms = await lexical.terms(query);
+  assert.equal(terms.total, 1, "only the chained message is counted yet");
+  assert.equal((await lexical.turns(query, terms)).length, 2, "both are searchable");
+});

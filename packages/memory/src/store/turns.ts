@@ -1,0 +1,71 @@
+import type { SqlExecutor } from "@atrium/kit";
+
+/** A user or agent message as retrieval sees it: the unit that is matched and quoted. */
+export interface Turn {
+  eventId: string;
+  sessionId: string;
+  role: "user" | "agent";
+  content: string;
+  occurredAt: Date;
+}
+
+interface TurnRow {
+  id: string;
+  session_id: string;
+  role: "user" | "agent";
+  content: string;
+  occurred_at: Date;
+}
+
+const toTurn = (r: TurnRow): Turn => ({
+  eventId: r.id,
+  sessionId: r.session_id,
+  role: r.role,
+  content: r.content,
+  occurredAt: r.occurred_at,
+});
+
+/** Reads behind retrieval: from messages to their dialogue pages and back. */
+export const turnStore = {
+  /** The chain each message belongs to; a message not chained yet has no entry. */
+  async chainsOf(
+    db: SqlExecutor,
+    owner: { tenantId: string; userId: string },
+    eventIds: string[],
+  ): Promise<Map<string, string>> {
+    if (eventIds.length === 0) return new Map();
+    const { rows } = await db.query<{ chain_id: string; event_id: string }>(
+      `SELECT c.id AS chain_id, e.event_id
+       FROM memory_chains c, unnest(c.event_ids) AS e(event_id)
+       WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.event_ids && $3::uuid[]
+         AND e.event_id = ANY($3::uuid[])`,
+      [owner.tenantId, owner.userId, eventIds],
+    );
+    return new Map(rows.map((r) => [r.event_id, r.chain_id]));
+  },
+
+  /** The messages of the given chains, by chain, in order. */
+  async ofChains(
+    db: SqlExecutor,
+    owner: { tenantId: string; userId: string },
+    chainIds: string[],
+  ): Promise<Map<string, Turn[]>> {
+    if (chainIds.length === 0) return new Map();
+    const { rows } = await db.query<TurnRow & { chain_id: string }>(
+      `SELECT c.id AS chain_id, e.id, e.session_id, e.role, e.content, e.occurred_at
+       FROM memory_chains c
+       JOIN memory_events e ON e.id = ANY(c.event_ids)
+       WHERE c.id = ANY($3::uuid[]) AND c.tenant_id = $1 AND c.user_id = $2
+         AND e.search_vector IS NOT NULL
+       ORDER BY e.seq`,
+      [owner.tenantId, owner.userId, chainIds],
+    );
+    const byChain = new Map<string, Turn[]>();
+    for (const row of rows) {
+      const turns = byChain.get(row.chain_id) ?? [];
+      turns.push(toTurn(row));
+      byChain.set(row.chain_id, turns);
+    }
+    return byChain;
+  },
+};
