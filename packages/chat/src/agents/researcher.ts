@@ -17,6 +17,11 @@ export interface ResearcherOptions {
   policy: UrlPolicy;
   /** Pages fetched per run. Default 3. */
   maxPages?: number;
+  /**
+   * Memory hits scoring below this are not used (SearchMemory's similarity_score, 0–1). Default
+   * 0.25: below it a hit shares no rare word with the question and little meaning.
+   */
+  minRelevance?: number;
 }
 
 interface Finding {
@@ -34,6 +39,7 @@ const sentences = (text: string, n: number) =>
  */
 export function createResearcher(options: ResearcherOptions): SubAgent {
   const maxPages = options.maxPages ?? 3;
+  const minRelevance = options.minRelevance ?? 0.25;
   return {
     role: "researcher",
     async run(step: StepContext): Promise<AgentResult> {
@@ -49,7 +55,11 @@ export function createResearcher(options: ResearcherOptions): SubAgent {
             () => memory.search(step.scope, step.task, 5, step.signal),
             (r) => r.map((h) => ({ content: h.content.slice(0, 200), similarity: h.similarity })),
           );
-          for (const hit of hits) {
+          const relevant = hits.filter((h) => h.similarity >= minRelevance);
+          if (hits.length > 0 && relevant.length === 0) {
+            await think(step, "act", "memory has nothing relevant to this");
+          }
+          for (const hit of relevant) {
             findings.push({
               source: {
                 title: hit.content.slice(0, 80),
@@ -100,7 +110,7 @@ export function createResearcher(options: ResearcherOptions): SubAgent {
           return {
             status: "failure",
             summary:
-              "No LLM is configured and neither memory nor the given pages had anything on this.",
+              "I found nothing relevant to this in memory or the given pages, and no LLM is configured to answer from general knowledge.",
           };
         }
         const summary = findings

@@ -215,7 +215,8 @@ export function createKernel(options: KernelOptions): ChatKernel {
         );
 
         let final: (AgentResult & { role: AgentRole }) | undefined;
-        let lastPrimary: (AgentResult & { role: AgentRole }) | undefined;
+        // When every run fails, the routed role's own account says best what was missing.
+        let routedRun: (AgentResult & { role: AgentRole }) | undefined;
         let exhausted: BudgetExhaustedError | undefined;
         const plan = plans[route.role];
         for (const [index, planned] of plan.entries()) {
@@ -239,14 +240,14 @@ export function createKernel(options: KernelOptions): ChatKernel {
           }
           const run = { ...result, role: planned.role };
           step.earlier.push(run);
-          if (!planned.helper) lastPrimary = run;
+          if (!planned.helper) routedRun ??= run;
           if (result.status === "yield" || (result.status === "success" && !planned.helper)) {
             final = run;
             break;
           }
           if (planned.helper && result.status === "failure") break;
         }
-        final ??= lastPrimary ?? step.earlier.at(-1);
+        final ??= routedRun ?? step.earlier.at(-1);
         const status = final?.status ?? "failure";
         let summary = final?.summary ?? "Nothing could be done for this message.";
         if (exhausted && status !== "success")

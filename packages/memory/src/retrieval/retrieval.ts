@@ -26,10 +26,12 @@ export interface RetrievedPage {
   sourceId: string;
   content: string;
   /**
-   * Absolute relevance, 0–1: the larger of the share of the query's IDF mass a quoted turn
-   * contains and its cosine similarity to the query. The order is the fused rank.
+   * 0–1, higher is closer, descending down the list. The first page carries the best absolute
+   * relevance among the results (of a quoted turn: the larger of the share of the query's IDF
+   * mass it contains and its cosine similarity to the query), so a caller can hold it to a floor;
+   * the others carry that value scaled by their fused score relative to the first's.
    */
-  relevance: number;
+  score: number;
   /** When the page's best-matching turn was said. */
   timestamp: Date;
 }
@@ -93,7 +95,7 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
         sourceType: "dialogue_page",
         sourceId: c.id,
         content: c.summary,
-        relevance: similarity.get(c.id) ?? 0,
+        score: similarity.get(c.id) ?? 0,
         timestamp: c.lastEventAt,
       }));
     },
@@ -209,14 +211,19 @@ function pagesOf(ranked: Candidate[], limit: number, lexemes: string[]): Retriev
     if (pages.size === limit) break;
     pages.set(key, [candidate]);
   }
-  return [...pages.values()].map((turns) => {
-    const best = turns[0];
+  const grouped = [...pages.values()];
+  const relevance = (turns: Candidate[]) =>
+    Math.max(...turns.map((c) => Math.max(c.coverage, c.cosine)));
+  const best = Math.max(0, ...grouped.map(relevance));
+  const top = grouped[0]?.[0].score ?? 1;
+  return grouped.map((turns) => {
+    const first = turns[0];
     return {
-      sourceType: best.chainId ? "dialogue_page" : "message",
-      sourceId: best.chainId ?? best.turn.eventId,
+      sourceType: first.chainId ? "dialogue_page" : "message",
+      sourceId: first.chainId ?? first.turn.eventId,
       content: quoteTurns(turns.map((c) => ({ turn: c.turn, lexemes }))),
-      relevance: Math.max(...turns.map((c) => Math.max(c.coverage, c.cosine))),
-      timestamp: best.turn.occurredAt,
+      score: (best * first.score) / top,
+      timestamp: first.turn.occurredAt,
     };
   });
 }

@@ -371,7 +371,7 @@ export function createMemoryService(
       ]);
       const results = pages.map((p) => ({
         content: p.content,
-        similarityScore: p.relevance,
+        similarityScore: p.score,
         sourceType: p.sourceType,
         sourceId: p.sourceId,
         timestamp: timestampFromDate(p.timestamp),
@@ -380,7 +380,15 @@ export function createMemoryService(
       // the turns that state things outrank what the graph condensed from them.
       const factSlots = Math.min(facts.length, Math.max(1, Math.floor(limit / 5)));
       const kept = results.slice(0, Math.max(0, limit - factSlots));
-      const returned = [...kept, ...facts.slice(0, limit - kept.length)];
+      // A fact never scores above the page ranked before it: the list stays in score order.
+      const floor = kept.at(-1)?.similarityScore ?? 1;
+      const returned = [
+        ...kept,
+        ...facts
+          .slice(0, limit - kept.length)
+          .map((f) => ({ ...f, similarityScore: Math.min(f.similarityScore, floor) }))
+          .sort((a, b) => b.similarityScore - a.similarityScore),
+      ];
       touch(
         await chainStore.byIds(
           sql,
