@@ -50,21 +50,21 @@ test("the researcher answers from a relevant memory and says it found nothing fo
   assert.match(ran.answer, /1, 2, 3/);
   // The finished turn is stored; wait until memory finds it by its words.
   const base = `${memory.urls.rest}/api/v1`;
-  const session: { session_id: string } = await (
+  const session = (await (
     await fetch(`${base}/sessions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ tenant_id: "acme", user_id: "ada" }),
     })
-  ).json();
+  ).json()) as { session_id: string };
   await eventually("the turn is in memory", async () => {
-    const found: { results: unknown[] } = await (
+    const found = (await (
       await fetch(`${base}/sessions/${session.session_id}/context/search`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ query: "console.log sort" }),
       })
-    ).json();
+    ).json()) as { results: unknown[] };
     return found.results.length > 0;
   });
 
