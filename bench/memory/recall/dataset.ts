@@ -110,10 +110,13 @@ function generateUser(userId: string, userIndex: number, seed: number) {
   const plan: Planned[][] = Array.from({ length: SESSIONS }, () => []);
   const questions: Omit<Question, "evidence" | "evidenceTimestamps">[] = [];
   const factSession = () => rng.int(0, LAST_FACT_SESSION);
+  const elsewhere = (session: number) => (session + rng.int(1, SESSIONS - 1)) % SESSIONS;
   const decoys = (template: { topic: Topic; decoys: string[] }, session: number) => {
-    // One decoy in the fact's own session (same topic, same day), the rest anywhere.
+    // One decoy in the fact's own session (same topic, same day), the rest anywhere; but never
+    // a temporal fact's day, whose date would then answer the question.
+    const temporal = TEMPORAL.some((t) => t === template);
     template.decoys.forEach((text, i) => {
-      plan[i === 0 ? session : rng.int(0, SESSIONS - 1)].push({
+      plan[temporal ? elsewhere(session) : i === 0 ? session : rng.int(0, SESSIONS - 1)].push({
         topic: template.topic,
         text: text.length < 60 ? `${text} ${rng.pick(FOLLOW_UPS)}` : text,
       });

@@ -21,7 +21,7 @@ import {
   type Question,
   type Turn,
 } from "./dataset.js";
-import { normalize, quotes } from "./text.js";
+import { answerForms, normalize, quotes } from "./text.js";
 
 const KS = [5, 10];
 /** How long the chain checks may take to catch up with the stored turns, per configuration. */
@@ -88,7 +88,7 @@ async function score(dataset: Dataset, search: Search, k: number): Promise<Score
     rows.push({
       question,
       evidence: found.length / question.evidence.length,
-      answer: joined.includes(normalize(question.answer)) ? 1 : 0,
+      answer: answerForms(question.answer).some((form) => joined.includes(normalize(form))) ? 1 : 0,
     });
   }
   latencies.sort((a, b) => a - b);

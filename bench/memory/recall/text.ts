@@ -17,3 +17,26 @@ export function identifyingSentences(text: string): string[] {
 /** Whether any identifying sentence of the turn occurs in the (normalized) result text. */
 export const quotes = (normalizedResults: string, turnText: string) =>
   identifyingSentences(turnText).some((sentence) => normalizedResults.includes(sentence));
+
+/**
+ * The strings that count as a question's answer. A day answered by a turn's timestamp is written
+ * as an ISO date; a result may print that day in any common form ("Tue, 23 Dec 2025 14:15").
+ */
+export function answerForms(answer: string): string[] {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(answer)) return [answer];
+  const date = new Date(`${answer}T00:00:00Z`);
+  const year = date.getUTCFullYear();
+  const month = (style: "long" | "short") =>
+    date.toLocaleDateString("en-US", { month: style, timeZone: "UTC" });
+  const days = [String(date.getUTCDate()), String(date.getUTCDate()).padStart(2, "0")];
+  return [
+    answer,
+    answer.replaceAll("-", "/"),
+    ...days.flatMap((day) =>
+      (["long", "short"] as const).flatMap((style) => [
+        `${day} ${month(style)} ${year}`,
+        `${month(style)} ${day}, ${year}`,
+      ]),
+    ),
+  ];
+}
