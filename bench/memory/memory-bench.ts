@@ -1,8 +1,10 @@
-// Memory benchmark. Part 1: StoreInteraction and GetContext over REST (autocannon; the 1,000
+// Memory benchmark (retrieval quality: bench/memory/recall). Part 1: StoreInteraction and GetContext over REST (autocannon; the 1,000
 // req/s rows at a constant rate, open loop) and gRPC (a load loop on one HTTP/2 connection)
 // against PostgreSQL + Redis, beside a no-op Fastify route and a no-op connect-node gRPC method
-// measured in the same run. Part 2: SearchMemory for one user with 1k / 10k / 100k chains on
-// both vector paths (pgvector HNSW on PGlite, exact cosine scan on PostgreSQL without pgvector).
+// measured in the same run. Part 2: SearchMemory's retrieval for one user with 1k / 10k / 100k
+// chains of ten turns each (10k / 100k / 1M indexed turns), hybrid and the first release's vector
+// search on the same data, on both vector paths (pgvector HNSW on PGlite, exact cosine scan on
+// PostgreSQL without pgvector).
 // Prints tables and writes bench/results/memory.json.
 //
 //   npx tsc -b && node --conditions=atrium-source --import tsx bench/memory/memory-bench.ts
@@ -20,11 +22,11 @@ import { fileURLToPath } from "node:url";
 import { memoryV1 } from "@atrium/api";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
-import { createHashEmbedder } from "@atrium/memory";
+import { createWeightedHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
-import { createBenchSearch } from "./bench-search.js";
+import { createBenchSearch, TURNS_PER_CHAIN } from "./bench-search.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 const rate = Number(process.env.BENCH_RATE ?? 1000);
@@ -253,6 +255,9 @@ async function throughputPart() {
 interface SearchRow {
   path: string;
   chains: number;
+  turns: number;
+  /** `hybrid` (the default) or `vector` (the first release's chain search), same data. */
+  mode: "hybrid" | "vector";
   p50: number;
   p95: number;
   /** The first search after seeding, not in p50/p95. */
@@ -262,7 +267,7 @@ interface SearchRow {
 
 async function searchPart(): Promise<SearchRow[]> {
   const rows: SearchRow[] = [];
-  const embedder = createHashEmbedder();
+  const embedder = createWeightedHashEmbedder();
   const pg = await createTestPostgres({ max: 2 });
   const lite = await createPgliteSql();
   const paths = (process.env.BENCH_PATHS ?? "exact,hnsw").split(",");
@@ -278,16 +283,20 @@ async function searchPart(): Promise<SearchRow[]> {
         await bench.seedUpTo(tier);
         const seedSeconds = round((Date.now() - seedStart) / 1000);
         const warmUpMs = await bench.warmUp();
-        const samples = await bench.measure(searches);
-        rows.push({
-          path: `${target.path} [${bench.kind}]`,
-          chains: tier,
-          p50: samples.p50,
-          p95: samples.p95,
-          warmUpMs,
-          seedSeconds,
-        });
-        console.log(rows.at(-1));
+        for (const mode of ["vector", "hybrid"] as const) {
+          const samples = await bench.measure(mode, searches);
+          rows.push({
+            path: `${target.path} [${bench.kind}]`,
+            chains: tier,
+            turns: tier * TURNS_PER_CHAIN,
+            mode,
+            p50: samples.p50,
+            p95: samples.p95,
+            warmUpMs,
+            seedSeconds,
+          });
+          console.log(rows.at(-1));
+        }
       }
     }
   } finally {
@@ -322,7 +331,8 @@ async function main() {
                 // A run of one path keeps the other path's rows from an earlier run.
                 rows: [
                   ...((previous.search?.rows ?? []) as SearchRow[]).filter(
-                    (old) => !search.some((row) => row.path === old.path),
+                    (old) =>
+                      old.turns !== undefined && !search.some((row) => row.path === old.path),
                   ),
                   ...search,
                 ],

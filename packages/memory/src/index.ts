@@ -2,13 +2,22 @@ export { loadMemoryConfig, type MemoryConfig } from "./config.js";
 export type { Embedder } from "./embeddings/embedder.js";
 export { createHashEmbedder } from "./embeddings/hash-embedder.js";
 export { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
+export { createWeightedHashEmbedder } from "./embeddings/weighted-hash-embedder.js";
 export { createOpenAiLlm, type Llm } from "./llm/llm.js";
+export {
+  createRetrieval,
+  type Retrieval,
+  type RetrievalOptions,
+  type RetrievalQuery,
+  type RetrievedPage,
+} from "./retrieval/retrieval.js";
 export { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
 export {
   type RunningMemoryService,
   type StartMemoryServiceOptions,
   startMemoryService,
 } from "./start.js";
+export { createLexicalSearch, type LexicalSearch } from "./store/lexical-search.js";
 export { migrateMemory } from "./store/migrate.js";
 export {
   createVectorSearch,

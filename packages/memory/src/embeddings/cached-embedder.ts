@@ -26,6 +26,7 @@ export function createCachedEmbedder(inner: Embedder, options: CachedEmbedderOpt
   return {
     model: inner.model,
     dimensions: inner.dimensions,
+    semantic: inner.semantic,
     async embed(texts) {
       const keys = texts.map((t) => embeddingCacheKey(inner.model, t));
       const cached = await Promise.all(keys.map((k) => options.store.get(k).catch(() => null)));

@@ -85,6 +85,7 @@ export function createHashEmbedder(options: HashEmbedderOptions = {}): Embedder 
   return {
     model: `hash-${dimensions}`,
     dimensions,
+    semantic: false,
     embed: async (texts) => texts.map(embedText),
   };
 }

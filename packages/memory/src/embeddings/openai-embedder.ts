@@ -48,6 +48,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   return {
     model: options.model,
     dimensions: options.dimensions,
+    semantic: true,
     async embed(texts) {
       const out: number[][] = [];
       for (let i = 0; i < texts.length; i += batchSize) {

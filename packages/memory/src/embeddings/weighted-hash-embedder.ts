@@ -95,6 +95,7 @@ export function createWeightedHashEmbedder(options: WeightedHashEmbedderOptions 
   return {
     model: `hash-idf-${dimensions}`,
     dimensions,
+    semantic: false,
     embed: async (texts) => texts.map(embedText),
   };
 }

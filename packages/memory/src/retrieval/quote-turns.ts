@@ -6,14 +6,9 @@ const MAX_QUOTE_CHARS = 320;
 
 const SPEAKERS = { user: "User", agent: "Agent" } as const;
 
-const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-
-/** RFC 2822's day-date-time, in UTC: readable by a person and a model, unambiguous. */
+/** `2026-02-03 14:05`, in UTC: what a person and a model read at a glance, and sortable. */
 export function quoteTime(at: Date): string {
-  const hh = String(at.getUTCHours()).padStart(2, "0");
-  const mm = String(at.getUTCMinutes()).padStart(2, "0");
-  return `${DAYS[at.getUTCDay()]}, ${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]} ${at.getUTCFullYear()} ${hh}:${mm} UTC`;
+  return at.toISOString().slice(0, 16).replace("T", " ");
 }
 
 function sentences(text: string): string[] {

@@ -52,13 +52,35 @@ export interface RetrievalOptions {
   mode?: SearchMode;
 }
 
-/** Reciprocal rank fusion's constant (Cormack et al. 2009): flattens the head of each list. */
+/**
+ * Reciprocal rank fusion (Cormack et al. 2009): each list adds weight / (RRF_K + rank). Its
+ * constant flattens the head of each list, so no single list decides alone.
+ */
 const RRF_K = 60;
-/** Chain lists rank pages, not turns: they lift a turn's score at half the weight of its own. */
-const CHAIN_WEIGHT = 0.5;
+/**
+ * The lists' weights. BM25 over the turns leads. The second, feedback query finds the turn a
+ * first hit links to (multi-hop). The chain lists only break ties between turns. The vector
+ * side weighs fully with a trained embedder; with the hashing embedders its vectors restate the
+ * words BM25 already scored, with more noise, so they mostly reorder (bench/memory/recall).
+ */
+const LEXICAL_WEIGHT = 1;
+const FEEDBACK_WEIGHT = 0.5;
+const CHAIN_WEIGHT = 0.05;
+const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
+/**
+ * What a turn needs to be quoted at all, so that an answer carries what matched and not a
+ * padding of near misses: a BM25 score at least this share of the best turn's, a place among
+ * the first feedback hits, or a cosine this close to the best turn's.
+ */
+const MIN_LEXICAL_SHARE = 0.4;
+const FEEDBACK_KEPT = 2;
+const MIN_COSINE_SHARE = { semantic: 0.8, lexical: 1 };
+/** Turns whose rarest words seed the feedback query, and how many of those words it takes. */
+const FEEDBACK_SOURCES = 2;
+const FEEDBACK_TERMS = 4;
 const MIN_TURN_CANDIDATES = 50;
 const CHAIN_CANDIDATES = 20;
-/** Chains whose turns are ranked by vector as well: the best few of each chain list. */
+/** Chains whose turns are ranked by vector too: the best of the vector and the lexical list. */
 const EXPANDED_VECTOR_CHAINS = 5;
 const EXPANDED_LEXICAL_CHAINS = 3;
 /** Bounds the embedding work per search (hash embeddings: ~60 µs a turn). */
@@ -71,6 +93,9 @@ interface Candidate {
   turn: Turn;
   chainId?: string;
   lexicalRank?: number;
+  /** BM25 score as a share of the best turn's. */
+  lexicalShare: number;
+  feedbackRank?: number;
   coverage: number;
   cosine: number;
   vectorRank?: number;
@@ -111,6 +136,7 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
 export function createRetrieval(options: RetrievalOptions): Retrieval {
   if (options.mode === "vector") return createVectorRetrieval(options);
   const { sql, embedder, vectorSearch, lexical } = options;
+  const kind = embedder.semantic ? "semantic" : "lexical";
   return {
     mode: "hybrid",
     async search(query) {
@@ -119,43 +145,59 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         lexical.terms(query),
         embedOne(embedder, query.text),
       ]);
+      const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
       const [lexicalTurns, lexicalChains, vectorChains] = await Promise.all([
-        lexical.turns({ ...query, limit: Math.max(MIN_TURN_CANDIDATES, query.limit * 3) }, terms),
+        lexical.turns({ ...query, limit: candidateTurns }, terms),
         lexical.chains({ ...query, limit: CHAIN_CANDIDATES }, terms),
-        vectorSearch.search({ ...query, embedding: queryVector, limit: CHAIN_CANDIDATES }),
+        vectorSearch.search({
+          ...query,
+          embedding: queryVector,
+          limit: Math.max(CHAIN_CANDIDATES, query.limit),
+        }),
       ]);
+      const sources = lexicalTurns.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
+      const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
+      // The turns the terms came from hold them all: the second query is for the others.
+      const feedbackTurns = (
+        await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms)
+      ).filter((t) => !sources.includes(t.eventId));
       const expanded = [
         ...new Set([
-          ...vectorChains.slice(0, EXPANDED_VECTOR_CHAINS).map((h) => h.chainId),
+          ...vectorChains
+            .slice(0, Math.max(EXPANDED_VECTOR_CHAINS, query.limit))
+            .map((h) => h.chainId),
           ...lexicalChains.slice(0, EXPANDED_LEXICAL_CHAINS).map((c) => c.chainId),
         ]),
       ];
       const [chainOf, chainTurns] = await Promise.all([
-        turnStore.chainsOf(
-          sql,
-          owner,
-          lexicalTurns.map((t) => t.eventId),
-        ),
+        turnStore.chainsOf(sql, owner, [
+          ...lexicalTurns.map((t) => t.eventId),
+          ...feedbackTurns.map((t) => t.eventId),
+        ]),
         turnStore.ofChains(sql, owner, expanded),
       ]);
 
       const candidates = new Map<string, Candidate>();
+      const candidate = (turn: Turn, chainId?: string) => {
+        let known = candidates.get(turn.eventId);
+        if (!known) {
+          known = { turn, lexicalShare: 0, coverage: 0, cosine: 0, score: 0 };
+          candidates.set(turn.eventId, known);
+        }
+        known.chainId ??= chainId ?? chainOf.get(turn.eventId);
+        return known;
+      };
       lexicalTurns.forEach((t, rank) => {
-        candidates.set(t.eventId, {
-          turn: t,
-          chainId: chainOf.get(t.eventId),
-          lexicalRank: rank,
-          coverage: t.coverage,
-          cosine: 0,
-          score: 0,
-        });
+        const c = candidate(t);
+        c.lexicalRank = rank;
+        c.lexicalShare = t.score / lexicalTurns[0].score;
+        c.coverage = t.coverage;
+      });
+      feedbackTurns.forEach((t, rank) => {
+        candidate(t).feedbackRank = rank;
       });
       for (const chainId of expanded) {
-        for (const turn of chainTurns.get(chainId) ?? []) {
-          const known = candidates.get(turn.eventId);
-          if (known) known.chainId = chainId;
-          else candidates.set(turn.eventId, { turn, chainId, coverage: 0, cosine: 0, score: 0 });
-        }
+        for (const turn of chainTurns.get(chainId) ?? []) candidate(turn, chainId);
       }
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
@@ -172,20 +214,27 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
 
       const vectorChainRank = new Map(vectorChains.map((h, rank) => [h.chainId, rank]));
       const lexicalChainRank = new Map(lexicalChains.map((c, rank) => [c.chainId, rank]));
+      const topCosine = Math.max(0, ...embedded.map((c) => c.cosine));
+      const quotable = (c: Candidate) =>
+        c.lexicalShare >= MIN_LEXICAL_SHARE ||
+        (c.feedbackRank ?? FEEDBACK_KEPT) < FEEDBACK_KEPT ||
+        (c.cosine > 0 && c.cosine >= MIN_COSINE_SHARE[kind] * topCosine);
+      const ranked: Candidate[] = [];
       for (const c of candidates.values()) {
+        if (!quotable(c)) continue;
         const chain = c.chainId;
         c.score =
-          rrf(c.lexicalRank) +
-          rrf(c.vectorRank) +
+          LEXICAL_WEIGHT * rrf(c.lexicalRank) +
+          FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
+          VECTOR_WEIGHT[kind] * rrf(c.vectorRank) +
           (chain === undefined
             ? 0
             : CHAIN_WEIGHT * (rrf(vectorChainRank.get(chain)) + rrf(lexicalChainRank.get(chain))));
+        ranked.push(c);
       }
-      const ranked = [...candidates.values()]
-        .filter((c) => c.score > 0)
-        .sort(
-          (a, b) => b.score - a.score || b.turn.occurredAt.getTime() - a.turn.occurredAt.getTime(),
-        );
+      ranked.sort(
+        (a, b) => b.score - a.score || b.turn.occurredAt.getTime() - a.turn.occurredAt.getTime(),
+      );
       return pagesOf(
         ranked,
         query.limit,
@@ -196,20 +245,23 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
 }
 
 /**
- * Groups ranked turns into pages, in the order their best turns rank, until a turn would open
- * page `limit + 1`; each page quotes its best few turns.
+ * The best turns, at most `limit` of them, grouped into their pages in the order the pages'
+ * best turns rank.
  */
 function pagesOf(ranked: Candidate[], limit: number, lexemes: string[]): RetrievedPage[] {
   const pages = new Map<string, Candidate[]>();
+  let quoted = 0;
   for (const candidate of ranked) {
+    if (quoted === limit) break;
     const key = candidate.chainId ?? `message:${candidate.turn.eventId}`;
     const page = pages.get(key);
     if (page) {
-      if (page.length < MAX_TURNS_PER_PAGE) page.push(candidate);
-      continue;
+      if (page.length >= MAX_TURNS_PER_PAGE) continue;
+      page.push(candidate);
+    } else {
+      pages.set(key, [candidate]);
     }
-    if (pages.size === limit) break;
-    pages.set(key, [candidate]);
+    quoted++;
   }
   const grouped = [...pages.values()];
   const relevance = (turns: Candidate[]) =>

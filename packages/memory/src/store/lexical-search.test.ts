@@ -63,7 +63,6 @@ function suite(
       assert.ok(idf.get("adopt")! > idf.get("carolin")! * 5, JSON.stringify(terms.terms));
       const turns = await lexical.turns({ ...query, limit: 5 }, terms);
       assert.equal(turns[0].content, "Caroline has been researching adoption agencies for months.");
-      assert.deepEqual([...turns[0].matched].sort(), ["adopt", "carolin", "research"]);
       assert.equal(turns[0].coverage, 1);
       assert.ok(turns[1].coverage < 0.2, "a turn matching only the name covers little");
     });

@@ -41,8 +41,6 @@ export interface LexicalTurn {
   score: number;
   /** Share of the query's IDF mass this turn contains, 0–1: an absolute relevance. */
   coverage: number;
-  /** The query lexemes the turn contains, for quoting what matched. */
-  matched: string[];
 }
 
 export interface LexicalChain {
@@ -55,6 +53,17 @@ export interface LexicalSearch {
   /** The query's lexemes with their IDF in the user's messages; none for stopword-only text. */
   terms(query: Omit<LexicalQuery, "limit">): Promise<QueryTerms>;
   turns(query: LexicalQuery, terms: QueryTerms): Promise<LexicalTurn[]>;
+  /**
+   * Pseudo-relevance feedback: the rarest lexemes of the given messages that the query lacks,
+   * as terms of a second query. A question that names a thing one turn links to another ("the
+   * friend who became a sommelier") reaches the other turn through the name the first one adds.
+   */
+  feedback(
+    query: Omit<LexicalQuery, "limit">,
+    eventIds: string[],
+    terms: QueryTerms,
+    count: number,
+  ): Promise<QueryTerms>;
   chains(query: LexicalQuery, terms: QueryTerms): Promise<LexicalChain[]>;
 }
 
@@ -66,13 +75,15 @@ const B = 0.75;
  * common): a word in half of a million turns would make the index return half a million rows,
  * and the turns ranked first always contain a rarer term when the query has one.
  */
-const CANDIDATE_MAX_SHARE = 0.02;
-const CANDIDATE_MIN_DOCUMENTS = 2000;
-/** Rows scored per query at most, the newest first; bounds the work for very common words. */
-const MAX_CANDIDATES = 5000;
+const CANDIDATE_MAX_SHARE = 0.005;
+const CANDIDATE_MIN_DOCUMENTS = 1000;
+/** Rows scored per query at most; only reached when every query word is common. */
+const MAX_CANDIDATES = 4000;
+/** The rarest query terms that are scored; a pasted paragraph stays one cheap query. */
+const MAX_TERMS = 16;
 
-/** A tsquery literal of lexemes joined by OR; each lexeme quoted as the tsquery grammar wants. */
-function orQuery(lexemes: string[]): string {
+/** A tsquery literal of one lexeme or several joined by OR, quoted as the tsquery grammar wants. */
+function tsquery(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`).join(" | ");
 }
 
@@ -80,8 +91,7 @@ function candidateLexemes({ terms, total }: QueryTerms): string[] {
   const cap = Math.max(CANDIDATE_MIN_DOCUMENTS, total * CANDIDATE_MAX_SHARE);
   const chosen = terms.filter((t) => t.documents <= cap);
   if (chosen.length > 0) return chosen.map((t) => t.lexeme);
-  const rarest = [...terms].sort((a, b) => a.documents - b.documents)[0];
-  return [rarest.lexeme];
+  return [terms.reduce((a, b) => (b.documents < a.documents ? b : a)).lexeme];
 }
 
 const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf, 0);
@@ -101,27 +111,22 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
   }
 
   /**
-   * BM25 of the rows of a `candidates` CTE (id, search_vector) against the terms; `averageLength`
-   * is an SQL expression.
+   * The IDF mass of the query terms a row's vector holds: one `@@` per term (a binary search in
+   * the vector) instead of unnesting it. Term frequency counts as 1, which for chat turns,
+   * where a word rarely repeats, loses next to nothing of BM25.
    */
-  function scoring(params: unknown[], { terms }: QueryTerms, averageLength: string): string {
-    params.push(
-      terms.map((t) => t.lexeme),
-      terms.map((t) => t.idf),
-    );
-    const n = params.length;
-    return `q AS (SELECT * FROM unnest($${n - 1}::text[], $${n}::float8[]) AS q(lexeme, idf)),
-      scored AS (
-        SELECT c.id,
-          sum(q.idf * (cardinality(u.positions) * ${K1 + 1}) /
-              (cardinality(u.positions) + ${K1} * (1 - ${B} + ${B} * length(c.search_vector) / ${averageLength}))) AS score,
-          sum(q.idf) AS matched_idf,
-          array_agg(q.lexeme) AS matched
-        FROM candidates c, unnest(c.search_vector) AS u(lexeme, positions, weights)
-        JOIN q ON q.lexeme = u.lexeme
-        GROUP BY c.id
-      )`;
+  function matchedIdf(params: unknown[], { terms }: QueryTerms, alias: string): string {
+    return terms
+      .map((t) => {
+        params.push(tsquery([t.lexeme]));
+        return `CASE WHEN ${alias}.search_vector @@ $${params.length}::tsquery THEN ${t.idf} ELSE 0 END`;
+      })
+      .join(" + ");
   }
+
+  /** BM25 with unit term frequency, from the matched IDF mass and the length normalisation. */
+  const bm25 = (matched: string, length: string, averageLength: string) =>
+    `${matched} * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * ${length} / ${averageLength}))`;
 
   return {
     async terms(query) {
@@ -131,31 +136,35 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         total: number;
         lexemes: number;
       }>(
-        `SELECT q.lexeme, coalesce(l.documents, 0) AS documents,
-                coalesce(t.documents, 0) AS total, coalesce(t.lexemes, 0) AS lexemes
+        // Scalar subqueries: one primary-key lookup per lexeme, whatever the planner knows.
+        `SELECT q.lexeme,
+           coalesce((SELECT l.documents FROM memory_lexicon l
+                     WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = q.lexeme), 0) AS documents,
+           coalesce(t.documents, 0) AS total, coalesce(t.lexemes, 0) AS lexemes
          FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS q(lexeme)
-         LEFT JOIN memory_lexicon l
-           ON l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = q.lexeme
          LEFT JOIN memory_lexicon_totals t ON t.tenant_id = $1 AND t.user_id = $2`,
         [query.tenantId, query.userId, query.text],
       );
       const total = Number(rows[0]?.total ?? 0);
-      const terms = rows.map((r) => {
-        const documents = Math.min(Number(r.documents), total);
-        // BM25's IDF with the +1 that keeps it positive for words in most documents.
-        const idf = Math.log(1 + (total - documents + 0.5) / (documents + 0.5));
-        return { lexeme: r.lexeme, idf, documents };
-      });
+      const terms = rows
+        .map((r) => {
+          const documents = Math.min(Number(r.documents), total);
+          // BM25's IDF with the +1 that keeps it positive for words in most documents.
+          const idf = Math.log(1 + (total - documents + 0.5) / (documents + 0.5));
+          return { lexeme: r.lexeme, idf, documents };
+        })
+        .sort((a, b) => a.documents - b.documents)
+        .slice(0, MAX_TERMS);
       return { terms, total, averageLength: total > 0 ? Number(rows[0].lexemes) / total : 1 };
     },
 
     async turns(query, terms) {
       if (terms.terms.length === 0) return [];
-      const params: unknown[] = [query.tenantId, query.userId, orQuery(candidateLexemes(terms))];
+      const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
       const extra = scopeClause(query, params, "e");
-      params.push(terms.averageLength);
-      const score = scoring(params, terms, `$${params.length}::float8`);
-      params.push(query.limit);
+      const matched = matchedIdf(params, terms, "c");
+      params.push(terms.averageLength, query.limit);
+      const n = params.length;
       const { rows } = await sql.query<{
         id: string;
         session_id: string;
@@ -164,18 +173,22 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         occurred_at: Date;
         score: number;
         matched_idf: number;
-        matched: string[];
       }>(
         `WITH candidates AS (
-           SELECT e.id, e.search_vector FROM memory_events e
+           SELECT e.id, e.seq, e.search_vector FROM memory_events e
            WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL
              AND e.search_vector @@ $3::tsquery${extra}
-           ORDER BY e.seq DESC LIMIT ${MAX_CANDIDATES}
-         ), ${score}
-         SELECT e.id, e.session_id, e.role, e.content, e.occurred_at, s.score, s.matched_idf, s.matched
-         FROM scored s JOIN memory_events e ON e.id = s.id
-         ORDER BY s.score DESC, e.seq DESC
-         LIMIT $${params.length}`,
+           LIMIT ${MAX_CANDIDATES}
+         ), matched AS (
+           SELECT c.id, c.seq, length(c.search_vector) AS length, ${matched} AS matched_idf
+           FROM candidates c
+         ), best AS (
+           SELECT id, seq, matched_idf, ${bm25("matched_idf", "length", `$${n - 1}::float8`)} AS score
+           FROM matched ORDER BY score DESC, seq DESC LIMIT $${n}
+         )
+         SELECT e.id, e.session_id, e.role, e.content, e.occurred_at, b.score, b.matched_idf
+         FROM best b JOIN memory_events e ON e.id = b.id
+         ORDER BY b.score DESC, b.seq DESC`,
         params,
       );
       const all = totalIdf(terms);
@@ -187,33 +200,55 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         occurredAt: r.occurred_at,
         score: Number(r.score),
         coverage: all > 0 ? Number(r.matched_idf) / all : 0,
-        matched: r.matched,
       }));
+    },
+
+    async feedback(query, eventIds, terms, count) {
+      const none = { ...terms, terms: [] };
+      if (eventIds.length === 0 || count === 0) return none;
+      const { rows } = await sql.query<{ lexeme: string; documents: number }>(
+        `SELECT DISTINCT t.lexeme, l.documents
+         FROM memory_events e, unnest(tsvector_to_array(e.search_vector)) AS t(lexeme)
+         JOIN memory_lexicon l ON l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme
+         WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2
+           AND NOT (t.lexeme = ANY($4::text[])) AND l.documents > 1
+         ORDER BY l.documents, t.lexeme LIMIT $5`,
+        [query.tenantId, query.userId, eventIds, terms.terms.map((t) => t.lexeme), count],
+      );
+      const total = terms.total;
+      return {
+        ...terms,
+        terms: rows.map((r) => {
+          const documents = Math.min(Number(r.documents), total);
+          return {
+            lexeme: r.lexeme,
+            documents,
+            idf: Math.log(1 + (total - documents + 0.5) / (documents + 0.5)),
+          };
+        }),
+      };
     },
 
     async chains(query, terms) {
       if (terms.terms.length === 0) return [];
-      const params: unknown[] = [
-        query.tenantId,
-        query.userId,
-        orQuery(terms.terms.map((t) => t.lexeme)),
-      ];
+      const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
       const extra = scopeClause(query, params, "c");
-      // Summaries are longer than messages: normalised by their own average.
-      const score = scoring(
-        params,
-        terms,
-        "(SELECT greatest(avg(length(search_vector)), 1) FROM candidates)",
-      );
+      const matched = matchedIdf(params, terms, "c");
       params.push(query.limit);
       const { rows } = await sql.query<{ id: string; score: number; matched_idf: number }>(
         `WITH candidates AS (
            SELECT c.id, c.search_vector FROM memory_chains c
            WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.status <> 'archived'
              AND c.search_vector @@ $3::tsquery${extra}
-           ORDER BY c.last_event_at DESC LIMIT ${MAX_CANDIDATES}
-         ), ${score}
-         SELECT id, score, matched_idf FROM scored ORDER BY score DESC, id LIMIT $${params.length}`,
+           LIMIT ${MAX_CANDIDATES}
+         ), matched AS (
+           SELECT c.id, length(c.search_vector) AS length, ${matched} AS matched_idf
+           FROM candidates c
+         )
+         -- Summaries are longer than messages: normalised by their own average.
+         SELECT id, matched_idf,
+           ${bm25("matched_idf", "length", "greatest(avg(length) OVER (), 1)")} AS score
+         FROM matched ORDER BY score DESC, id LIMIT $${params.length}`,
         params,
       );
       const all = totalIdf(terms);
