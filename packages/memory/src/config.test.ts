@@ -13,6 +13,7 @@ test("embedded defaults: ports 8080/9090, hash embeddings, no LLM, no blob store
   assert.equal(config.LLM_BASE_URL, undefined);
   assert.equal(config.BLOB_STORE_URL, undefined);
   assert.equal(config.MEMORY_CHAIN_GAP, 30 * 60_000);
+  assert.equal(config.MEMORY_SEARCH_MODE, "hybrid");
 });
 
 test("port 0 is allowed; a malformed value stops start-up naming the variable", () => {
@@ -21,4 +22,6 @@ test("port 0 is allowed; a malformed value stops start-up naming the variable", 
   assert.throws(() => loadMemoryConfig({ EMBEDDINGS_PROVIDER: "magic" }), /EMBEDDINGS_PROVIDER/);
   assert.throws(() => loadMemoryConfig({ DATABASE_URL: "mysql://x" }), /DATABASE_URL/);
   assert.throws(() => loadMemoryConfig({ LLM_TIMEOUT: "30" }), /LLM_TIMEOUT/);
+  assert.throws(() => loadMemoryConfig({ MEMORY_SEARCH_MODE: "fuzzy" }), /MEMORY_SEARCH_MODE/);
+  assert.equal(loadMemoryConfig({ EMBEDDINGS_PROVIDER: "glove" }).EMBEDDINGS_PROVIDER, "glove");
 });

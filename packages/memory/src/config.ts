@@ -18,7 +18,7 @@ const schema = z.object({
   AUTO_MIGRATE: z.enum(["true", "false"]).default("true"),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   BLOB_STORE_URL: z.string().optional(),
-  EMBEDDINGS_PROVIDER: z.enum(["hash", "hash-v1", "openai"]).default("hash"),
+  EMBEDDINGS_PROVIDER: z.enum(["hash", "hash-v1", "glove", "openai"]).default("hash"),
   EMBEDDINGS_BASE_URL: envUrl({ protocols: ["http", "https"] }).default(
     new URL("https://api.openai.com/v1"),
   ),

@@ -21,6 +21,7 @@ import { loadMemoryConfig, type MemoryConfig } from "./config.js";
 import type { Scope } from "./domain.js";
 import { createCachedEmbedder } from "./embeddings/cached-embedder.js";
 import type { Embedder } from "./embeddings/embedder.js";
+import { createGloveEmbedder } from "./embeddings/glove-embedder.js";
 import { createHashEmbedder } from "./embeddings/hash-embedder.js";
 import { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
 import { createWeightedHashEmbedder } from "./embeddings/weighted-hash-embedder.js";
@@ -58,6 +59,7 @@ function createEmbedder(
     return createWeightedHashEmbedder({ dimensions: config.EMBEDDINGS_DIMENSIONS });
   if (config.EMBEDDINGS_PROVIDER === "hash-v1")
     return createHashEmbedder({ dimensions: config.EMBEDDINGS_DIMENSIONS });
+  if (config.EMBEDDINGS_PROVIDER === "glove") return createGloveEmbedder();
   return createCachedEmbedder(
     createOpenAiEmbedder({
       baseUrl: config.EMBEDDINGS_BASE_URL.toString(),

@@ -2,9 +2,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type FakeOpenAi, startFakeOpenAi } from "../testing/fake-openai.js";
 import { createCachedEmbedder, embeddingCacheKey } from "./cached-embedder.js";
+import { createGloveEmbedder } from "./glove-embedder.js";
 import { createHashEmbedder } from "./hash-embedder.js";
 import { createOpenAiEmbedder } from "./openai-embedder.js";
 import { cosineSimilarity } from "./vectors.js";
+import { createWeightedHashEmbedder } from "./weighted-hash-embedder.js";
 
 describe("hash embedder", () => {
   const embedder = createHashEmbedder();
@@ -30,6 +32,47 @@ describe("hash embedder", () => {
     const [empty, other] = await embedder.embed(["", "anything"]);
     assert.ok(empty.every((x) => x === 0));
     assert.equal(cosineSimilarity(empty, other), 0);
+  });
+});
+
+describe("weighted hash embedder (the default)", () => {
+  const embedder = createWeightedHashEmbedder();
+
+  test("word forms meet through their stems, where the first hashing embedder barely saw them", async () => {
+    const texts = ["She is researching adoption agencies", "what did she research about adopting"];
+    const [a, b] = await embedder.embed(texts);
+    const [c, d] = await createHashEmbedder().embed(texts);
+    assert.ok(cosineSimilarity(a, b) > cosineSimilarity(c, d) + 0.1);
+    assert.equal(embedder.model, "hash-idf-384");
+    assert.equal(embedder.semantic, false);
+  });
+
+  test("a rare shared word outweighs a common one", async () => {
+    const [rare, common, query] = await embedder.embed([
+      "the sommelier poured the wine",
+      "the man said that it was really good",
+      "a sommelier really said",
+    ]);
+    assert.ok(cosineSimilarity(query, rare) > cosineSimilarity(query, common));
+  });
+});
+
+describe("glove embedder (word vectors shipped in an npm package)", () => {
+  test("knows synonyms the hashing embedders cannot see, and unrelated texts stay apart", async () => {
+    const embedder = createGloveEmbedder();
+    const [couch, sofa, puppy] = await embedder.embed([
+      "When is the couch supposed to arrive?",
+      "The new sofa gets delivered on Friday.",
+      "We brought the puppy home from the breeder.",
+    ]);
+    assert.equal(embedder.dimensions, 100);
+    assert.equal(embedder.semantic, true);
+    assert.ok(cosineSimilarity(couch, sofa) > cosineSimilarity(couch, puppy) + 0.2);
+    const [hashCouch, hashSofa] = await createWeightedHashEmbedder().embed([
+      "When is the couch supposed to arrive?",
+      "The new sofa gets delivered on Friday.",
+    ]);
+    assert.ok(cosineSimilarity(couch, sofa) > cosineSimilarity(hashCouch, hashSofa) + 0.2);
   });
 });
 

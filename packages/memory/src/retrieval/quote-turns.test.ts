@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Turn } from "../store/turns.js";
+import { excerpt, quoteTurns } from "./quote-turns.js";
+
+const turn = (role: "user" | "agent", content: string, at: string): Turn => ({
+  eventId: `${role}-${at}`,
+  sessionId: "s",
+  role,
+  content,
+  occurredAt: new Date(at),
+});
+
+test("turns are quoted oldest first, the user before the agent at the same time", () => {
+  const at = "2026-02-03T14:05:59Z";
+  assert.equal(
+    quoteTurns([
+      { turn: turn("agent", "Noted.", at), lexemes: [] },
+      { turn: turn("user", "I fly to Lisbon in May.", at), lexemes: ["lisbon"] },
+      { turn: turn("user", "Earlier words.", "2026-02-01T08:00:00Z"), lexemes: [] },
+    ]),
+    [
+      "[2026-02-01 08:00] User: Earlier words.",
+      "[2026-02-03 14:05] User: I fly to Lisbon in May.",
+      "[2026-02-03 14:05] Agent: Noted.",
+    ].join("\n"),
+  );
+});
+
+test("a long turn is cut to the sentences that matched, with one of context each side", () => {
+  const filler = (n: number) =>
+    Array.from({ length: n }, (_, i) => `Filler sentence number ${i} says nothing at all.`);
+  const text = [...filler(4), "The passport is in the blue drawer.", ...filler(4)].join(" ");
+  assert.equal(
+    excerpt(text, ["passport"]),
+    "… Filler sentence number 3 says nothing at all. The passport is in the blue drawer. Filler sentence number 0 says nothing at all. …",
+  );
+  const short = "A short turn stays whole. Even with two sentences.";
+  assert.equal(excerpt(short, ["nothing"]), short);
+  // Nothing matched by word (a turn found by its vector): the opening, cut to the bound.
+  const opening = excerpt(filler(12).join(" "), ["zebra"]);
+  assert.ok(opening.startsWith("Filler sentence number 0") && opening.length <= 330, opening);
+});

@@ -1,0 +1,195 @@
+import assert from "node:assert/strict";
+import { describe, type TestContext, test } from "node:test";
+import { createPgliteSql, type Sql } from "@atrium/kit";
+import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import type { Scope } from "../domain.js";
+import { createWeightedHashEmbedder } from "../embeddings/weighted-hash-embedder.js";
+import { chainStore } from "../store/chains.js";
+import { createEventStore } from "../store/events.js";
+import { createLexicalSearch } from "../store/lexical-search.js";
+import { migrateMemory } from "../store/migrate.js";
+import { createSessionStore } from "../store/sessions.js";
+import { createVectorSearch } from "../store/vector-search.js";
+import { testChain } from "../testing/chain-record.js";
+import { createRetrieval, type Retrieval } from "./retrieval.js";
+
+const embedder = createWeightedHashEmbedder();
+const alice: Scope = { tenantId: "t1", userId: "alice", agentId: "a1" };
+
+/**
+ * Stores a conversation as the chain check leaves it: the messages counted into the lexicon and
+ * grouped into one chain (`chained: false` leaves them unchained, as before their check).
+ */
+async function converse(sql: Sql, scope: Scope, lines: string[], start: string, chained = true) {
+  const session = await createSessionStore(sql).create(scope, {});
+  const events = createEventStore(sql);
+  const stored = await events.insertAll(
+    lines.map((content, i) => ({
+      sessionId: session.id,
+      scope,
+      role: i % 2 ? ("agent" as const) : ("user" as const),
+      type: "message" as const,
+      content,
+      metadata: {},
+      timestamp: new Date(Date.parse(start) + i * 60_000),
+    })),
+  );
+  const ids = stored.map((s) => s.event.id);
+  await events.markChained(ids);
+  if (!chained) return { chainId: undefined, ids };
+  const content = lines.join("\n");
+  const chain = testChain(scope, {
+    sessionId: session.id,
+    eventIds: ids,
+    content,
+    summary: lines[0],
+    embedding: (await embedder.embed([content]))[0],
+    embeddingModel: embedder.model,
+  });
+  await chainStore.save(sql, chain);
+  return { chainId: chain.id, ids };
+}
+
+const smallTalk = (topic: string, n: number) =>
+  Array.from({ length: n }, (_, i) => `We chatted about ${topic} again, round ${i}, nothing new.`);
+
+function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>) {
+  describe(name, () => {
+    async function setUp(t: TestContext): Promise<{ sql: Sql; retrieval: Retrieval } | undefined> {
+      const sql = await open(t);
+      if (!sql) return undefined;
+      const vectorSearch = await createVectorSearch({ sql, dimensions: embedder.dimensions });
+      const retrieval = createRetrieval({
+        sql,
+        embedder,
+        vectorSearch,
+        lexical: createLexicalSearch(sql),
+      });
+      return { sql, retrieval };
+    }
+
+    test("a page quotes the turns that matched with time and speaker, never the whole chain", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const lines = [
+        ...smallTalk("the weather", 6),
+        "I've been researching adoption agencies for months now.",
+        "That is a big step. Which agencies?",
+        ...smallTalk("the weather", 6),
+      ];
+      const { chainId } = await converse(ctx.sql, alice, lines, "2026-02-03T14:00:00Z");
+      await converse(ctx.sql, alice, smallTalk("gardening", 8), "2026-02-10T09:00:00Z");
+      const [page, ...rest] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "What did she research about adopting?",
+        limit: 5,
+      });
+      assert.equal(page.sourceType, "dialogue_page");
+      assert.equal(page.sourceId, chainId);
+      // The reply matched too ("agencies"); the weather talk around them did not.
+      assert.equal(
+        page.content,
+        [
+          "[2026-02-03 14:06] User: I've been researching adoption agencies for months now.",
+          "[2026-02-03 14:07] Agent: That is a big step. Which agencies?",
+        ].join("\n"),
+      );
+      assert.equal(page.timestamp.toISOString(), "2026-02-03T14:06:00.000Z");
+      assert.ok(page.score > 0.5 && page.score <= 1);
+      assert.ok(!rest.some((p) => p.sourceId === chainId), "one page per chain");
+      for (let i = 1; i < rest.length; i++) assert.ok(rest[i - 1].score >= rest[i].score);
+    });
+
+    test("a second hop reaches the turn a first hit links to by a name", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      await converse(
+        ctx.sql,
+        alice,
+        ["My bandmate Rafael got hired as a sommelier.", "Nobody saw that coming!"],
+        "2026-01-05T10:00:00Z",
+      );
+      await converse(ctx.sql, alice, smallTalk("music", 10), "2026-02-01T10:00:00Z");
+      await converse(
+        ctx.sql,
+        alice,
+        ["Rafael spent the whole weekend birdwatching again.", "He loves it."],
+        "2026-03-01T10:00:00Z",
+      );
+      await converse(ctx.sql, alice, ["Rafael called about rehearsal."], "2026-03-02T10:00:00Z");
+      const pages = await ctx.retrieval.search({
+        ...alice,
+        text: "What pastime has the sommelier taken up?",
+        limit: 5,
+      });
+      const text = pages.map((p) => p.content).join("\n");
+      assert.match(text, /sommelier/);
+      assert.match(text, /birdwatching/);
+    });
+
+    test("messages not chained yet are found as messages; other users and tenants never", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const { ids } = await converse(
+        ctx.sql,
+        alice,
+        ["The lighthouse keeper retired last spring."],
+        "2026-04-01T08:00:00Z",
+        false,
+      );
+      await converse(
+        ctx.sql,
+        { ...alice, userId: "bob" },
+        ["Bob's lighthouse tour."],
+        "2026-04-01T08:00:00Z",
+      );
+      await converse(
+        ctx.sql,
+        { ...alice, tenantId: "t2" },
+        ["A lighthouse in tenant two."],
+        "2026-04-01T08:00:00Z",
+      );
+      const pages = await ctx.retrieval.search({ ...alice, text: "lighthouse", limit: 10 });
+      assert.deepEqual(
+        pages.map((p) => [p.sourceType, p.sourceId]),
+        [["message", ids[0]]],
+      );
+      assert.match(pages[0].content, /^\[2026-04-01 08:00\] User: The lighthouse keeper/);
+    });
+
+    test("an unrelated question scores low, so a caller can hold results to a floor", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      await converse(
+        ctx.sql,
+        alice,
+        ["Run this: console.log([3,1,2].sort())", "[ 1, 2, 3 ]"],
+        "2026-05-01T08:00:00Z",
+      );
+      const unrelated = await ctx.retrieval.search({
+        ...alice,
+        text: "Who wrote Pride and Prejudice?",
+        limit: 5,
+      });
+      assert.ok((unrelated[0]?.score ?? 0) < 0.25, JSON.stringify(unrelated));
+      const related = await ctx.retrieval.search({ ...alice, text: "console.log sort", limit: 5 });
+      assert.ok(related[0].score > 0.5);
+    });
+  });
+}
+
+suite("hybrid retrieval on PGlite", async (t) => {
+  const sql = await createPgliteSql();
+  t.after(() => sql.close());
+  await migrateMemory(sql);
+  return sql;
+});
+
+suite("hybrid retrieval on PostgreSQL", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return undefined;
+  const pg = await createTestPostgres();
+  t.after(() => pg.drop());
+  await migrateMemory(pg.sql);
+  return pg.sql;
+});
