@@ -10,6 +10,7 @@ import {
   type Retrieval,
 } from "@atrium/memory";
 import { percentile } from "../lib/load.js";
+import { seededRandom } from "../lib/random.js";
 
 /** Turns per chain: 100,000 chains hold 1,000,000 turns. */
 export const TURNS_PER_CHAIN = 10;
@@ -29,15 +30,7 @@ function createWordSampler(seed: number) {
   const cumulative: number[] = [];
   let total = 0;
   for (const { count } of words) cumulative.push((total += count));
-  let state = seed >>> 0;
-  const random = () => {
-    // mulberry32: a seeded generator, so every run seeds the same text.
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next: random } = seededRandom(seed);
   return (n: number) =>
     Array.from({ length: n }, () => {
       const x = random() * total;

@@ -6,6 +6,8 @@
  * run. `generateDataset` throws if an evidence turn is ambiguous (one of its sentences occurs in
  * another turn) or does not contain its answer, so a template change cannot silently break it.
  */
+
+import { seededRandom } from "../../lib/random.js";
 import {
   AGENT_FOLLOW_UPS,
   AGENT_LINES,
@@ -62,29 +64,7 @@ const EXCHANGES = 16;
 const LAST_FACT_SESSION = 19;
 const DAY = 86_400_000;
 
-/** mulberry32: small, fast, and the same sequence everywhere. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-  const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
-  const pick = <T>(items: readonly T[]) => items[int(0, items.length - 1)];
-  const shuffle = <T>(items: readonly T[]) => {
-    const copy = [...items];
-    for (let i = copy.length - 1; i > 0; i--) {
-      const j = int(0, i);
-      [copy[i], copy[j]] = [copy[j], copy[i]];
-    }
-    return copy;
-  };
-  return { next, int, pick, shuffle };
-}
-type Rng = ReturnType<typeof prng>;
+type Rng = ReturnType<typeof seededRandom>;
 
 /** A user line planned for a session: a fact's evidence, a decoy, or (later) small talk. */
 interface Planned {
@@ -106,7 +86,7 @@ const monthDay = (ms: number) =>
   new Date(ms).toLocaleDateString("en-US", { month: "long", day: "numeric", timeZone: "UTC" });
 
 function generateUser(userId: string, userIndex: number, seed: number) {
-  const rng = prng(seed * 7919 + userIndex);
+  const rng = seededRandom(seed * 7919 + userIndex);
   const plan: Planned[][] = Array.from({ length: SESSIONS }, () => []);
   const questions: Omit<Question, "evidence" | "evidenceTimestamps">[] = [];
   const factSession = () => rng.int(0, LAST_FACT_SESSION);

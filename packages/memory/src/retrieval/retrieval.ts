@@ -2,22 +2,13 @@ import type { Sql } from "@atrium/kit";
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
 import { cosineSimilarity } from "../embeddings/vectors.js";
 import { chainStore } from "../store/chains.js";
-import type { LexicalSearch } from "../store/lexical-search.js";
+import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import { quoteTurns } from "./quote-turns.js";
 
-export interface RetrievalQuery {
-  tenantId: string;
-  userId: string;
-  /** Restricts to one agent's memory; absent: every agent of the user. */
-  agentId?: string;
-  text: string;
-  /** Pages to return at most. */
-  limit: number;
-  /** Metadata equality filter: every pair must match. */
-  filter?: Record<string, string>;
-}
+/** A user's search: `limit` pages at most, the filter on each message's (or chain's) metadata. */
+export type RetrievalQuery = LexicalQuery;
 
 /** One result: a dialogue page quoting its turns that matched. */
 export interface RetrievedPage {

@@ -1,4 +1,5 @@
 import type { Sql } from "@atrium/kit";
+import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
 
 /**
  * BM25 over PostgreSQL's English full-text vectors (migrations/0003_lexical_search.sql), scoped
@@ -6,15 +7,11 @@ import type { Sql } from "@atrium/kit";
  * statement; the document frequencies come from the per-user lexicon the chain check keeps, so
  * a rare word outweighs the speakers' names that occur in every turn.
  */
-export interface LexicalQuery {
+export interface LexicalQuery extends ScopeFilter {
   tenantId: string;
   userId: string;
-  /** Restricts to one agent's messages and chains; absent: all agents of the user. */
-  agentId?: string;
   text: string;
   limit: number;
-  /** Metadata equality filter (the message's own metadata, or the chain's). */
-  filter?: Record<string, string>;
 }
 
 export interface QueryTerm {
@@ -97,19 +94,6 @@ function candidateLexemes({ terms, total }: QueryTerms): string[] {
 const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf, 0);
 
 export function createLexicalSearch(sql: Sql): LexicalSearch {
-  function scopeClause(query: LexicalQuery, params: unknown[], alias: string): string {
-    let clause = "";
-    if (query.agentId !== undefined) {
-      params.push(query.agentId);
-      clause += ` AND ${alias}.agent_id = $${params.length}`;
-    }
-    if (query.filter && Object.keys(query.filter).length > 0) {
-      params.push(JSON.stringify(query.filter));
-      clause += ` AND ${alias}.metadata @> $${params.length}::jsonb`;
-    }
-    return clause;
-  }
-
   /**
    * The IDF mass of the query terms a row's vector holds: one `@@` per term (a binary search in
    * the vector) instead of unnesting it. Term frequency counts as 1, which for chat turns,
@@ -161,7 +145,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
     async turns(query, terms) {
       if (terms.terms.length === 0) return [];
       const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
-      const extra = scopeClause(query, params, "e");
+      const extra = scopeFilterClause(query, params, "e");
       const matched = matchedIdf(params, terms, "c");
       params.push(terms.averageLength, query.limit);
       const n = params.length;
@@ -232,7 +216,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
     async chains(query, terms) {
       if (terms.terms.length === 0) return [];
       const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
-      const extra = scopeClause(query, params, "c");
+      const extra = scopeFilterClause(query, params, "c");
       const matched = matchedIdf(params, terms, "c");
       params.push(query.limit);
       const { rows } = await sql.query<{ id: string; score: number; matched_idf: number }>(

@@ -1,15 +1,12 @@
 import type { Sql, SqlExecutor } from "@atrium/kit";
 import { createExactVectorIndex } from "./exact-vector-index.js";
+import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
 
-export interface VectorQuery {
+export interface VectorQuery extends ScopeFilter {
   tenantId: string;
   userId: string;
-  /** Restricts to one agent's chains; absent: all agents of the user. */
-  agentId?: string;
   embedding: number[];
   limit: number;
-  /** Chain metadata equality filter: every pair must match. */
-  filter?: Record<string, string>;
 }
 
 export interface VectorHit {
@@ -54,19 +51,6 @@ export interface VectorSearchOptions {
 }
 
 const vectorLiteral = (v: number[]) => `[${v.join(",")}]`;
-
-function filterClause(query: VectorQuery, params: unknown[], alias: string): string {
-  let clause = "";
-  if (query.agentId !== undefined) {
-    params.push(query.agentId);
-    clause += ` AND ${alias}.agent_id = $${params.length}`;
-  }
-  if (query.filter && Object.keys(query.filter).length > 0) {
-    params.push(JSON.stringify(query.filter));
-    clause += ` AND ${alias}.metadata @> $${params.length}::jsonb`;
-  }
-  return clause;
-}
 
 function createExactSearch(sql: Sql): VectorSearch {
   const index = createExactVectorIndex({ sql });
@@ -133,7 +117,7 @@ async function createHnswSearch(sql: Sql, dimensions: number): Promise<VectorSea
     },
     async search(query) {
       const params: unknown[] = [vectorLiteral(query.embedding), query.tenantId, query.userId];
-      const extra = filterClause(query, params, "v");
+      const extra = scopeFilterClause(query, params, "v");
       params.push(query.limit);
       const efSearch = Math.min(1000, Math.max(40, query.limit * 4));
       const rows = await sql.transaction(async (tx) => {
