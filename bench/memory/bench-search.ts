@@ -29,7 +29,10 @@ function createWordSampler(seed: number) {
   const words = entries.filter((e) => /^[a-z]+$/.test(e.word));
   const cumulative: number[] = [];
   let total = 0;
-  for (const { count } of words) cumulative.push((total += count));
+  for (const { count } of words) {
+    total += count;
+    cumulative.push(total);
+  }
   const { next: random } = seededRandom(seed);
   return (n: number) =>
     Array.from({ length: n }, () => {
