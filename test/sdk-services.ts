@@ -43,7 +43,11 @@ const staticProviders = {
   basic_auth: { auth_type: "basic_auth", params: {} },
   aws_sigv4: {
     auth_type: "basic_auth",
-    params: { credential_strategy: "aws_sigv4", aws_region: "us-east-1", aws_service: "execute-api" },
+    params: {
+      credential_strategy: "aws_sigv4",
+      aws_region: "us-east-1",
+      aws_service: "execute-api",
+    },
   },
 } as const;
 
