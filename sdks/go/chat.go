@@ -58,7 +58,7 @@ type ChatResponse struct {
 	Answer    string         `json:"answer"`
 	Sources   []ChatSource   `json:"sources"`
 	Tokens    map[string]int `json:"tokens"`
-	ElapsedMs int64          `json:"elapsed_ms"`
+	ElapsedMs float64        `json:"elapsed_ms"`
 }
 
 type TraceEvent struct {

@@ -159,7 +159,7 @@ class ChatResponse(TypedDict, total=False):
     answer: str
     sources: List[Dict[str, str]]
     tokens: Dict[str, int]
-    elapsed_ms: int
+    elapsed_ms: float
 
 
 class TraceEvent(TypedDict):
