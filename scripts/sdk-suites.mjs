@@ -78,7 +78,8 @@ async function runGo(root) {
   const env = { ...process.env, GOPROXY: "off", GOFLAGS: "-buildvcs=false" };
   // Go's build cache needs a writable home; CI containers may have none.
   if (!env.GOCACHE && !env.HOME) env.GOCACHE = mkdtempSync(join(tmpdir(), "atrium-gocache-"));
-  const { code, out } = await run(go, ["test", "-json", "./..."], {
+  // -count=1: the e2e tests talk to services Go's test cache cannot see change.
+  const { code, out } = await run(go, ["test", "-json", "-count=1", "./..."], {
     cwd: join(root, "sdks/go"),
     env,
     echo: undefined,
