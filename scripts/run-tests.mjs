@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // Runs every *.test.ts under packages/*/src, test/ and tools/ with node's test runner (tsx for
 // TypeScript, the atrium-source condition so workspace packages resolve to their sources), and
-// ends with the line `tests: N passed, N failed[, N skipped]`.
-// Arguments filter the files by substring: `npm test -- kit/src/sql`.
+// then the Python and Go SDK suites (scripts/sdk-suites.mjs), and ends with the line
+// `tests: N passed, N failed[, N skipped]` summed over all of them.
+// Arguments filter the files by substring: `npm test -- kit/src/sql`; `sdks/go` picks a suite.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { sdkSuites } from "./sdk-suites.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const roots = ["packages", "test", "tools", "bench"].map((d) => join(root, d));
@@ -28,39 +30,63 @@ function walk(dir, out) {
 }
 
 const filters = process.argv.slice(2);
+const selected = (path) => filters.length === 0 || filters.some((x) => path.includes(x));
 const files = roots
   .flatMap((d) => walk(d, []))
-  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .filter(selected)
   .sort();
+const suites = sdkSuites.filter((suite) => selected(suite.path));
 
-if (files.length === 0) {
+if (files.length === 0 && suites.length === 0) {
   console.error("no test files matched");
   console.log("tests: 0 passed, 1 failed");
   process.exit(1);
 }
 
-const summaryFile = join(mkdtempSync(join(tmpdir(), "atrium-tests-")), "summary.txt");
-const args = [
-  "--conditions=atrium-source",
-  "--import",
-  "tsx",
-  "--test",
-  `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
-  `--test-timeout=${process.env.TEST_TIMEOUT_MS ?? 180000}`,
-  "--test-reporter=spec",
-  "--test-reporter-destination=stdout",
-  `--test-reporter=${join(root, "scripts/summary-reporter.mjs")}`,
-  `--test-reporter-destination=${summaryFile}`,
-  ...files,
-];
-const child = spawn(process.execPath, args, { cwd: root, stdio: "inherit" });
-child.on("exit", (code, signal) => {
-  let summary = "";
-  try {
-    summary = readFileSync(summaryFile, "utf8").trim();
-  } catch {
-    summary = "tests: 0 passed, 1 failed";
-  }
-  console.log(summary);
-  process.exit(code ?? (signal ? 1 : 0));
-});
+/** Node's runner over the TypeScript files; its counts as { passed, failed, skipped }. */
+function runNodeTests() {
+  if (files.length === 0) return Promise.resolve({ passed: 0, failed: 0, skipped: 0 });
+  const summaryFile = join(mkdtempSync(join(tmpdir(), "atrium-tests-")), "summary.txt");
+  const args = [
+    "--conditions=atrium-source",
+    "--import",
+    "tsx",
+    "--test",
+    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
+    `--test-timeout=${process.env.TEST_TIMEOUT_MS ?? 180000}`,
+    "--test-reporter=spec",
+    "--test-reporter-destination=stdout",
+    `--test-reporter=${join(root, "scripts/summary-reporter.mjs")}`,
+    `--test-reporter-destination=${summaryFile}`,
+    ...files,
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, stdio: "inherit" });
+    child.on("exit", (code, signal) => {
+      let summary = "";
+      try {
+        summary = readFileSync(summaryFile, "utf8");
+      } catch {
+        // No summary: the runner itself failed.
+      }
+      const count = (word) => Number(new RegExp(`(\\d+) ${word}`).exec(summary)?.[1] ?? 0);
+      const counts = {
+        passed: count("passed"),
+        failed: count("failed"),
+        skipped: count("skipped"),
+      };
+      // A runner that died without failing a test still fails the run.
+      if (counts.failed === 0 && (code !== 0 || signal)) counts.failed = 1;
+      resolve(counts);
+    });
+  });
+}
+
+const totals = await runNodeTests();
+for (const suite of suites) {
+  const counts = await suite.run(root);
+  for (const key of Object.keys(totals)) totals[key] += counts[key];
+}
+const { passed, failed, skipped } = totals;
+console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed > 0 ? 1 : 0);

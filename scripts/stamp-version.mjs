@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Stamps the root VERSION into every file that carries the release version: package manifests
 // (and their @atrium/* dependency pins), the lockfile's workspace entries, the OpenAPI documents'
-// info.version and the binaries' version constants. `--check` lists disagreements instead (used by
-// scripts/check-version.mjs). The SDK's User-Agent reads its package.json, so it follows along.
+// info.version, the binaries' version constants and the Python and Go SDKs' versions. `--check`
+// lists disagreements instead (used by scripts/check-version.mjs). The TypeScript SDK's User-Agent
+// reads its package.json, so it follows along.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -69,19 +70,31 @@ function jsonTarget(file, spotsOf) {
 
 const versionConstant = /export const VERSION = "([^"]*)";/;
 
-function constantTarget(file) {
+/** A text file whose version is the first group of `pattern` (which must match the whole spot). */
+function patternTarget(file, pattern, label) {
+  const render = (match, version) => match.replace(/"[^"]*"/, `"${version}"`);
   return {
     file,
     stamp(version) {
       const text = readFileSync(file, "utf8");
-      writeFileSync(file, text.replace(versionConstant, `export const VERSION = "${version}";`));
+      writeFileSync(
+        file,
+        text.replace(pattern, (match) => render(match, version)),
+      );
     },
     mismatches(version) {
-      const found = versionConstant.exec(readFileSync(file, "utf8"))?.[1];
-      return found === version ? [] : [`VERSION is ${JSON.stringify(found)}`];
+      const found = pattern.exec(readFileSync(file, "utf8"))?.[1];
+      return found === version ? [] : [`${label} is ${JSON.stringify(found)}`];
     },
   };
 }
+
+/** The SDKs in other languages carry the version in their own idiom. */
+const sdkVersionSpots = [
+  ["sdks/python/pyproject.toml", /^version = "([^"]*)"$/m, "version"],
+  ["sdks/python/src/atrium/_version.py", /^__version__ = "([^"]*)"$/m, "__version__"],
+  ["sdks/go/version.go", /^const Version = "([^"]*)"$/m, "Version"],
+];
 
 const list = (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 
@@ -96,11 +109,14 @@ export function versionTargets(root = repoRoot) {
     if (existsSync(manifest)) targets.push(jsonTarget(manifest, manifestSpots));
     const constant = join(root, "packages", pkg, "src", "version.ts");
     if (existsSync(constant) && versionConstant.test(readFileSync(constant, "utf8"))) {
-      targets.push(constantTarget(constant));
+      targets.push(patternTarget(constant, versionConstant, "VERSION"));
     }
   }
   for (const doc of list(join(root, "openapi")).filter((f) => f.endsWith(".json"))) {
     targets.push(jsonTarget(join(root, "openapi", doc), openApiSpots));
+  }
+  for (const [file, pattern, label] of sdkVersionSpots) {
+    if (existsSync(join(root, file))) targets.push(patternTarget(join(root, file), pattern, label));
   }
   return targets;
 }

@@ -51,6 +51,9 @@ describe("VERSION stamping", () => {
         openapi: "3.0.3",
         info: { title: "a", version: "0.1.0" },
       }),
+      "sdks/python/pyproject.toml": '[project]\nname = "atrium-sdk"\nversion = "0.1.0"\n',
+      "sdks/python/src/atrium/_version.py": '__version__ = "0.1.0"\n',
+      "sdks/go/version.go": 'package atrium\n\nconst Version = "0.1.0"\n',
       "CHANGELOG.md": "# Changelog\n\n## 0.1.0 - 2026-11-01\n",
     });
     const before = await check(root);
@@ -61,6 +64,9 @@ describe("VERSION stamping", () => {
       'packages/a/package.json: dependencies.@atrium/b is "0.1.0"',
       'packages/a/src/version.ts: VERSION is "0.1.0"',
       'openapi/a.v1.openapi.json: info.version is "0.1.0"',
+      'sdks/python/pyproject.toml: version is "0.1.0"',
+      'sdks/python/src/atrium/_version.py: __version__ is "0.1.0"',
+      'sdks/go/version.go: Version is "0.1.0"',
       "CHANGELOG.md: top heading is 0.1.0",
     ]) {
       assert.ok(before.output.includes(expected), `missing "${expected}" in:\n${before.output}`);
@@ -72,6 +78,14 @@ describe("VERSION stamping", () => {
     assert.equal(
       await readFile(join(root, "packages/a/src/version.ts"), "utf8"),
       'export const VERSION = "0.2.0";\n',
+    );
+    assert.equal(
+      await readFile(join(root, "sdks/go/version.go"), "utf8"),
+      'package atrium\n\nconst Version = "0.2.0"\n',
+    );
+    assert.match(
+      await readFile(join(root, "sdks/python/pyproject.toml"), "utf8"),
+      /^name = "atrium-sdk"\nversion = "0\.2\.0"$/m,
     );
     const stamped = await check(root);
     assert.deepEqual(

@@ -26,7 +26,11 @@ export {
 } from "./memory-client.js";
 export type * from "./memory-types.js";
 export { type AwsCredentials, type SigV4Options, signSigV4 } from "./strategies/aws-sigv4.js";
-export { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
+export {
+  type InjectOptions,
+  injectCredential,
+  resolveStrategy,
+} from "./strategies/inject-credential.js";
 export type { OutgoingRequest } from "./strategies/outgoing-request.js";
 export type { TokenCacheOptions } from "./token-cache.js";
 export type { TraceStreamOptions } from "./trace-stream.js";

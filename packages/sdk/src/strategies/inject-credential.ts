@@ -27,6 +27,11 @@ export function resolveStrategy(
   }
 }
 
+export interface InjectOptions {
+  /** Fixed aws_sigv4 signing time; the cross-language conformance vectors pin it. */
+  signingDate?: Date;
+}
+
 /**
  * Puts the connection's credential into the request. For the static strategies the secret is the
  * captured api_key; aws_sigv4 takes the access key id as username and the secret key as password.
@@ -35,6 +40,7 @@ export async function injectCredential(
   request: OutgoingRequest,
   token: ConnectionToken,
   strategy: CredentialStrategy,
+  options: InjectOptions = {},
 ): Promise<OutgoingRequest> {
   const headers = new Headers(request.headers);
   switch (strategy.type) {
@@ -82,6 +88,7 @@ export async function injectCredential(
           accessKeyId: credentialField(token, "username"),
           secretAccessKey: credentialField(token, "password"),
         },
+        signingDate: options.signingDate,
       });
     default:
       throw new Error(`unknown credential strategy ${(strategy as { type: string }).type}`);

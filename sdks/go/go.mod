@@ -1,0 +1,3 @@
+module github.com/atrium/atrium/sdks/go
+
+go 1.19

@@ -1,0 +1,195 @@
+package atrium
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+)
+
+// MemoryClient wraps the memory service's REST API (/api/v1); failures are *Error.
+type MemoryClient struct{ svc *service }
+
+// MemoryOption configures NewMemoryClient.
+type MemoryOption func(*clientSettings)
+
+// WithMemoryAPIKey sends key as X-API-Key, when the service has API-key auth on.
+func WithMemoryAPIKey(key string) MemoryOption {
+	return func(s *clientSettings) { s.headers.Set("X-API-Key", key) }
+}
+
+// WithJWT sends token as X-JWT-Token, when the service has JWT auth on; it is then the identity.
+func WithJWT(token string) MemoryOption {
+	return func(s *clientSettings) { s.headers.Set("X-JWT-Token", token) }
+}
+
+// WithMemoryHTTPClient sends the calls through client.
+func WithMemoryHTTPClient(client *http.Client) MemoryOption {
+	return func(s *clientSettings) { s.client = client }
+}
+
+// NewMemoryClient is a client of the memory service at baseURL, e.g. http://127.0.0.1:8080.
+func NewMemoryClient(baseURL string, options ...MemoryOption) (*MemoryClient, error) {
+	s := clientSettings{headers: http.Header{}}
+	for _, option := range options {
+		option(&s)
+	}
+	svc, err := newService(baseURL, s.headers, s.client)
+	if err != nil {
+		return nil, err
+	}
+	return &MemoryClient{svc: svc}, nil
+}
+
+type CreateSessionInput struct {
+	TenantID string            `json:"tenant_id"`
+	UserID   string            `json:"user_id"`
+	AgentID  string            `json:"agent_id,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+type CreateSessionResult struct {
+	SessionID string `json:"session_id"`
+	CreatedAt string `json:"created_at"`
+}
+
+type InteractionInput struct {
+	UserMessage   string            `json:"user_message"`
+	AgentResponse string            `json:"agent_response,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
+	Timestamp     string            `json:"timestamp,omitempty"`
+}
+
+type StoreInteractionResult struct {
+	Success       bool   `json:"success"`
+	InteractionID string `json:"interaction_id"`
+}
+
+type EventInput struct {
+	// message, thought, action or observation.
+	Type string `json:"type"`
+	// user, agent or system.
+	Role      string            `json:"role,omitempty"`
+	Content   string            `json:"content,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Timestamp string            `json:"timestamp,omitempty"`
+	// Payload is base64; it needs MimeType and a blob store on the server (else 412).
+	Payload  string `json:"payload,omitempty"`
+	MimeType string `json:"mime_type,omitempty"`
+}
+
+type StoreEventResult struct {
+	Success bool   `json:"success"`
+	EventID string `json:"event_id"`
+}
+
+type StmEvent struct {
+	Role         string            `json:"role"`
+	Type         string            `json:"type"`
+	Content      string            `json:"content"`
+	Timestamp    string            `json:"timestamp,omitempty"`
+	Metadata     map[string]string `json:"metadata"`
+	BlobURI      string            `json:"blob_uri"`
+	BlobMimeType string            `json:"blob_mime_type"`
+}
+
+type DialoguePage struct {
+	ID        string            `json:"id"`
+	SessionID string            `json:"session_id"`
+	Topic     string            `json:"topic"`
+	Summary   string            `json:"summary"`
+	Timestamp string            `json:"timestamp,omitempty"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+type MemoryContext struct {
+	StmEvents     []StmEvent     `json:"stm_events"`
+	RelevantPages []DialoguePage `json:"relevant_pages"`
+	Segments      []any          `json:"segments"`
+	UserPersona   any            `json:"user_persona,omitempty"`
+	LTPM          *struct {
+		Status  string `json:"status"`
+		Message string `json:"message"`
+	} `json:"ltpm,omitempty"`
+}
+
+type ContextQuery struct {
+	Limit int
+	// Query chooses dialogue pages by semantic search instead of recency.
+	Query string
+}
+
+type SearchInput struct {
+	Query               string            `json:"query"`
+	Limit               int               `json:"limit,omitempty"`
+	SimilarityThreshold float64           `json:"similarity_threshold,omitempty"`
+	Filter              map[string]string `json:"filter,omitempty"`
+}
+
+type SearchResult struct {
+	Content string `json:"content"`
+	// SimilarityScore is the cosine similarity, higher is closer.
+	SimilarityScore float64 `json:"similarity_score"`
+	SourceType      string  `json:"source_type"`
+	SourceID        string  `json:"source_id"`
+	Timestamp       string  `json:"timestamp,omitempty"`
+}
+
+type MemoryHealth struct {
+	// healthy or degraded.
+	Status       string            `json:"status"`
+	Dependencies map[string]string `json:"dependencies"`
+	Timestamp    string            `json:"timestamp,omitempty"`
+}
+
+type AnalyticsTriggerResult struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+}
+
+func sessionPath(id, rest string) string { return "api/v1/sessions/" + seg(id) + rest }
+
+func (m *MemoryClient) CreateSession(ctx context.Context, input CreateSessionInput) (*CreateSessionResult, error) {
+	var result CreateSessionResult
+	err := m.svc.call(ctx, "POST", "api/v1/sessions", nil, input, &result, nil)
+	return &result, err
+}
+
+func (m *MemoryClient) StoreInteraction(ctx context.Context, sessionID string, input InteractionInput) (*StoreInteractionResult, error) {
+	var result StoreInteractionResult
+	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/interactions"), nil, input, &result, nil)
+	return &result, err
+}
+
+func (m *MemoryClient) StoreEvent(ctx context.Context, sessionID string, input EventInput) (*StoreEventResult, error) {
+	var result StoreEventResult
+	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/events"), nil, input, &result, nil)
+	return &result, err
+}
+
+func (m *MemoryClient) GetContext(ctx context.Context, sessionID string, q ContextQuery) (*MemoryContext, error) {
+	limit := ""
+	if q.Limit > 0 {
+		limit = strconv.Itoa(q.Limit)
+	}
+	var result MemoryContext
+	err := m.svc.call(ctx, "GET", sessionPath(sessionID, "/context"), query("limit", limit, "query", q.Query), nil, &result, nil)
+	return &result, err
+}
+
+func (m *MemoryClient) Search(ctx context.Context, sessionID string, input SearchInput) ([]SearchResult, error) {
+	var result struct{ Results []SearchResult }
+	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/context/search"), nil, input, &result, nil)
+	return result.Results, err
+}
+
+func (m *MemoryClient) Health(ctx context.Context) (*MemoryHealth, error) {
+	var result MemoryHealth
+	err := m.svc.call(ctx, "GET", "api/v1/health", nil, nil, &result, nil)
+	return &result, err
+}
+
+func (m *MemoryClient) TriggerGraphAnalytics(ctx context.Context) (*AnalyticsTriggerResult, error) {
+	var result AnalyticsTriggerResult
+	err := m.svc.call(ctx, "POST", "api/v1/admin/analytics/trigger", nil, struct{}{}, &result, nil)
+	return &result, err
+}

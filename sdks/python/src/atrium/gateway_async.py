@@ -1,0 +1,167 @@
+"""The gateway client (async): connection tokens, refresh, revocation, connections and agents."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Dict, List, Optional
+
+import httpx
+
+from . import _gateway_calls as calls
+from ._transport import AsyncTransport
+from .auth import AsyncConnectionAuth
+from .token_cache import TokenCache
+from .types import (
+    Agent,
+    AgentSession,
+    CaptureSchema,
+    Connection,
+    ConnectionToken,
+    CredentialStrategy,
+    RefreshResult,
+    RevocationResult,
+    StartConnectionResult,
+)
+
+
+class AsyncGatewayClient:
+    """``AsyncGatewayClient("http://127.0.0.1:8082", api_key=...)``; pass ``http`` to reuse your
+    own ``httpx.AsyncClient`` (its base URL is left alone; paths are joined to ``url``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        api_key: Optional[str] = None,
+        token_cache: Optional[TokenCache] = None,
+        http: Optional[httpx.AsyncClient] = None,
+        timeout: float = 30.0,
+    ) -> None:
+        self._t = AsyncTransport(url, {"x-api-key": api_key} if api_key else {}, http, timeout)
+        self._cache = token_cache or TokenCache()
+        self._locks: Dict[str, asyncio.Lock] = {}
+
+    async def __aenter__(self) -> "AsyncGatewayClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._t.aclose()
+
+    def _lock(self, key: str) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    async def get_token(
+        self, connection_id: str, *, workspace_id: Optional[str] = None, bypass_cache: bool = False
+    ) -> ConnectionToken:
+        """The connection's credential, cached until shortly before it expires. Concurrent callers
+        share one request per connection; ``bypass_cache`` asks the gateway (which refreshes an
+        expired token itself)."""
+        key = calls.cache_key(connection_id, workspace_id)
+        async with self._lock(key):
+            cached = None if bypass_cache else self._cache.get(key)
+            if cached is not None:
+                return cached
+            try:
+                token: ConnectionToken = await self._t.send(calls.get_token(connection_id, workspace_id))
+            except BaseException:
+                self._cache.delete(key)
+                raise
+            self._cache.set(key, token)
+            return token
+
+    async def refresh_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None
+    ) -> RefreshResult:
+        self._cache.delete(calls.cache_key(connection_id, workspace_id))
+        return await self._t.send(calls.refresh_connection(connection_id, workspace_id))
+
+    async def revoke_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None, reason: Optional[str] = None
+    ) -> RevocationResult:
+        result = await self._t.send(calls.revoke_connection(connection_id, workspace_id, reason))
+        self._cache.delete(calls.cache_key(connection_id, workspace_id))
+        return result
+
+    async def get_connection(self, connection_id: str, *, workspace_id: Optional[str] = None) -> Connection:
+        return await self._t.send(calls.get_connection(connection_id, workspace_id))
+
+    async def list_connections(self, *, workspace_id: Optional[str] = None) -> List[Connection]:
+        return await self._t.send(calls.list_connections(workspace_id))
+
+    async def start_connection(
+        self,
+        provider_id: str,
+        workspace_id: str,
+        *,
+        return_url: Optional[str] = None,
+        scopes: Optional[List[str]] = None,
+    ) -> StartConnectionResult:
+        """Starts an OAuth flow; send the user's browser to ``authorization_url``."""
+        return await self._t.send(calls.start_connection(provider_id, workspace_id, return_url, scopes))
+
+    async def get_capture_schema(self, provider_id: str) -> CaptureSchema:
+        return await self._t.send(calls.get_capture_schema(provider_id))
+
+    async def capture_credential(
+        self,
+        provider_id: str,
+        workspace_id: str,
+        *,
+        api_key: Optional[str] = None,
+        username: Optional[str] = None,
+        password: Optional[str] = None,
+    ) -> Connection:
+        """Captures a static credential (api_key, basic_auth); the broker validates it first."""
+        return await self._t.send(
+            calls.capture_credential(provider_id, workspace_id, api_key, username, password)
+        )
+
+    async def create_agent(
+        self,
+        workspace_id: str,
+        name: str,
+        *,
+        description: Optional[str] = None,
+        metadata: Optional[Dict[str, str]] = None,
+    ) -> Agent:
+        return await self._t.send(calls.create_agent(workspace_id, name, description, metadata))
+
+    async def list_agents(self, workspace_id: str) -> List[Agent]:
+        """The workspace's agents, disabled ones included, oldest first."""
+        return await self._t.send(calls.list_agents(workspace_id))
+
+    async def get_agent(self, agent_id: str, *, workspace_id: Optional[str] = None) -> Agent:
+        return await self._t.send(calls.get_agent(agent_id, workspace_id))
+
+    async def disable_agent(self, agent_id: str, *, workspace_id: Optional[str] = None) -> Agent:
+        """Disables the agent and closes its open sessions; a repeat returns it unchanged."""
+        return await self._t.send(calls.disable_agent(agent_id, workspace_id))
+
+    async def create_agent_session(
+        self, agent_id: str, connection_id: str, workspace_id: str
+    ) -> AgentSession:
+        """404 for an unknown agent, 412 for a disabled one."""
+        return await self._t.send(calls.create_agent_session(agent_id, connection_id, workspace_id))
+
+    async def get_agent_session(self, session_id: str) -> AgentSession:
+        return await self._t.send(calls.get_agent_session(session_id))
+
+    def auth(
+        self,
+        connection_id: str,
+        *,
+        workspace_id: Optional[str] = None,
+        strategy: Optional[CredentialStrategy] = None,
+        refresh_on_unauthorized: bool = True,
+    ) -> AsyncConnectionAuth:
+        """An ``httpx.Auth`` for ``httpx.AsyncClient`` injecting this connection's credential."""
+        return AsyncConnectionAuth(
+            self,
+            connection_id,
+            workspace_id=workspace_id,
+            strategy=strategy,
+            refresh_on_unauthorized=refresh_on_unauthorized,
+        )

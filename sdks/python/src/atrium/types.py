@@ -1,0 +1,171 @@
+"""Bodies of the Atrium APIs exactly as they travel (proto field names, RFC 3339 times)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, NotRequired, TypedDict
+
+StrategyType = Literal["oauth2", "api_key", "basic_auth", "query_param", "hmac_payload", "aws_sigv4"]
+
+
+class CredentialStrategy(TypedDict, total=False):
+    """How a credential goes into an outgoing request; the gateway derives it from the provider."""
+
+    type: StrategyType
+    header_name: str
+    header_prefix: str
+    param_name: str
+    region: str
+    service: str
+
+
+class ConnectionToken(TypedDict, total=False):
+    connection_id: str
+    auth_type: str
+    status: str
+    health_status: str
+    access_token: str
+    token_type: str
+    expires_at: str
+    scopes: List[str]
+    id_token: str
+    api_key: str
+    username: str
+    password: str
+    name_id: str
+    attributes: Dict[str, str]
+    strategy: CredentialStrategy
+
+
+class Connection(TypedDict, total=False):
+    id: str
+    workspace_id: str
+    provider_id: str
+    provider_name: str
+    auth_type: str
+    status: str
+    health_status: str
+    scopes: List[str]
+    expires_at: str
+    last_refreshed_at: str
+    created_at: str
+    updated_at: str
+    revoked_at: str
+    subject: str
+
+
+class RefreshResult(TypedDict, total=False):
+    connection_id: str
+    status: str
+    health_status: str
+    expires_at: str
+    refreshed_at: str
+
+
+class RevocationResult(TypedDict, total=False):
+    connection_id: str
+    token_deleted: bool
+    provider_revoked: bool
+    provider_revocation_error: str
+    revoked_at: str
+    reason: str
+
+
+class StartConnectionResult(TypedDict, total=False):
+    authorization_url: str
+    state: str
+    expires_at: str
+
+
+class CaptureField(TypedDict):
+    name: str
+    secret: bool
+    required: bool
+
+
+class CaptureSchema(TypedDict, total=False):
+    provider_id: str
+    auth_type: str
+    fields: List[CaptureField]
+    validatable: bool
+
+
+class Agent(TypedDict, total=False):
+    id: str
+    workspace_id: str
+    name: str
+    description: str
+    metadata: Dict[str, str]
+    created_at: str
+    disabled_at: str
+
+
+class AgentSession(TypedDict, total=False):
+    id: str
+    agent_id: str
+    connection_id: str
+    workspace_id: str
+    status: str
+    created_at: str
+    closed_at: str
+    close_reason: str
+
+
+class CreateSessionResult(TypedDict):
+    session_id: str
+    created_at: str
+
+
+class StoreInteractionResult(TypedDict):
+    success: bool
+    interaction_id: str
+
+
+class StoreEventResult(TypedDict):
+    success: bool
+    event_id: str
+
+
+class MemoryContext(TypedDict, total=False):
+    stm_events: List[Dict[str, Any]]
+    relevant_pages: List[Dict[str, Any]]
+    segments: List[Any]
+    user_persona: Any
+    ltpm: Dict[str, str]
+
+
+class SearchResult(TypedDict, total=False):
+    content: str
+    similarity_score: float
+    source_type: str
+    source_id: str
+    timestamp: str
+
+
+class MemoryHealth(TypedDict, total=False):
+    status: str
+    dependencies: Dict[str, str]
+    timestamp: str
+
+
+class AnalyticsTriggerResult(TypedDict):
+    success: bool
+    message: str
+
+
+class ChatResponse(TypedDict, total=False):
+    workflow_id: str
+    step_id: str
+    status: Literal["success", "failure", "yield"]
+    answer: str
+    sources: List[Dict[str, str]]
+    tokens: Dict[str, int]
+    elapsed_ms: float
+
+
+class TraceEvent(TypedDict):
+    workflow_id: str
+    step_id: str
+    type: str
+    timestamp: str
+    data: Dict[str, Any]
+    seq: NotRequired[int]
