@@ -158,7 +158,10 @@ export async function createBenchSearch(sql: Sql, embedder: Embedder) {
         const start = process.hrtime.bigint();
         const pages = await modes[mode].search({ tenantId, userId, text, limit: 10 });
         samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-        if (pages.length !== 10) throw new Error(`expected 10 pages, got ${pages.length}`);
+        // The vector search always fills the limit; the hybrid one quotes only turns that
+        // matched, and every query here shares words with some turns.
+        if (mode === "vector" ? pages.length !== 10 : pages.length === 0)
+          throw new Error(`${mode}: got ${pages.length} pages`);
       }
       samples.sort((a, b) => a - b);
       const r = (x: number) => Math.round(x * 100) / 100;
