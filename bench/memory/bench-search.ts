@@ -93,22 +93,25 @@ export async function createBenchSearch(sql: Sql, embedder: Embedder) {
         const vectors = await embedder.embed(chainTurns.map((turns) => turns.join("\n")));
         for (const [c, turns] of chainTurns.entries()) {
           const ids = turns.map(() => randomUUID());
+          const chainId = randomUUID();
           const agent = `a${(seeded + c) % 3}`;
           for (const [t, text] of turns.entries()) {
-            eventParams.push(ids[t], text);
+            eventParams.push(ids[t], text, chainId);
             const p = eventParams.length;
             eventRows.push(
-              `($${p - 1}, '${sessionId}', '${tenantId}', '${userId}', '${agent}', '${t % 2 ? "agent" : "user"}', 'message', $${p}, now(), 'done')`,
+              `($${p - 2}, '${sessionId}', '${tenantId}', '${userId}', '${agent}', '${t % 2 ? "agent" : "user"}', 'message', $${p - 1}, now(), 'done', $${p}::uuid)`,
             );
           }
-          chainParams.push(randomUUID(), turns.join("\n"), ids, vectors[c], embedder.model);
+          // A summary is a few extracted sentences, as the chain check writes it.
+          const summary = turns.slice(0, 3).join(" ");
+          chainParams.push(chainId, summary, turns.join("\n"), ids, vectors[c], embedder.model);
           const p = chainParams.length;
           chainRows.push(
-            `($${p - 4}, '${tenantId}', '${userId}', '${agent}', '${sessionId}', 'closed', $${p - 3}, $${p - 3}, $${p - 2}::uuid[], $${p - 1}::real[], $${p}, now(), now(), now())`,
+            `($${p - 5}, '${tenantId}', '${userId}', '${agent}', '${sessionId}', 'closed', $${p - 4}, $${p - 3}, $${p - 2}::uuid[], $${p - 1}::real[], $${p}, now(), now(), now())`,
           );
         }
         await sql.query(
-          `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content, occurred_at, chain_state)
+          `INSERT INTO memory_events (id, session_id, tenant_id, user_id, agent_id, role, type, content, occurred_at, chain_state, chain_id)
            VALUES ${eventRows.join(", ")}`,
           eventParams,
         );

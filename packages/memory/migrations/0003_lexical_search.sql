@@ -14,8 +14,12 @@ ALTER TABLE memory_chains ADD COLUMN search_vector tsvector GENERATED ALWAYS AS 
   to_tsvector('english', topic || ' ' || summary)
 ) STORED;
 CREATE INDEX memory_chains_search ON memory_chains USING gin (search_vector);
--- From a matched message to the dialogue page it belongs to.
-CREATE INDEX memory_chains_events ON memory_chains USING gin (event_ids);
+-- From a matched message to the dialogue page it belongs to: set by the chain check when it
+-- writes the chain (a merge moves the messages to the chain they were merged into).
+ALTER TABLE memory_events ADD COLUMN chain_id uuid;
+UPDATE memory_events e SET chain_id = x.chain_id
+FROM (SELECT c.id AS chain_id, unnest(c.event_ids) AS event_id FROM memory_chains c) AS x
+WHERE e.id = x.event_id;
 
 -- The vector space a chain's embedding lives in: a service started with another embedder
 -- re-embeds the chains that are not in its space (src/pipeline/reembed.ts).

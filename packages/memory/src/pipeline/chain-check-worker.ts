@@ -208,6 +208,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       for (const { save, remove, promote } of changes) {
         if (remove) await chainStore.remove(tx, remove);
         await chainStore.save(tx, save);
+        await events.placeInChain(tx, save.id, save.eventIds);
         await vectorSearch.upsert(tx, save);
         if (promote) await graphStore.promote(tx, save.scope, save.id, promote);
       }

@@ -47,6 +47,7 @@ async function converse(sql: Sql, scope: Scope, lines: string[], start: string, 
     embeddingModel: embedder.model,
   });
   await chainStore.save(sql, chain);
+  await events.placeInChain(sql, chain.id, ids);
   return { chainId: chain.id, ids };
 }
 

@@ -160,22 +160,16 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           ...lexicalChains.slice(0, EXPANDED_LEXICAL_CHAINS).map((c) => c.chainId),
         ]),
       ];
-      const [chainOf, chainTurns] = await Promise.all([
-        turnStore.chainsOf(sql, owner, [
-          ...lexicalTurns.map((t) => t.eventId),
-          ...feedbackTurns.map((t) => t.eventId),
-        ]),
-        turnStore.ofChains(sql, owner, expanded),
-      ]);
+      const chainTurns = await turnStore.ofChains(sql, owner, expanded);
 
       const candidates = new Map<string, Candidate>();
-      const candidate = (turn: Turn, chainId?: string) => {
+      const candidate = (turn: Turn & { chainId?: string }, chainId = turn.chainId) => {
         let known = candidates.get(turn.eventId);
         if (!known) {
           known = { turn, lexicalShare: 0, coverage: 0, cosine: 0, score: 0 };
           candidates.set(turn.eventId, known);
         }
-        known.chainId ??= chainId ?? chainOf.get(turn.eventId);
+        known.chainId ??= chainId;
         return known;
       };
       lexicalTurns.forEach((t, rank) => {

@@ -248,6 +248,16 @@ export function createEventStore(sql: Sql, options: EventStoreOptions = {}) {
       );
     },
 
+    /** Records which chain the messages are in now (retrieval's way from a turn to its page). */
+    async placeInChain(db: SqlExecutor, chainId: string, ids: string[]): Promise<void> {
+      if (ids.length === 0) return;
+      await db.query(
+        `UPDATE memory_events SET chain_id = $1
+         WHERE id = ANY($2::uuid[]) AND chain_id IS DISTINCT FROM $1`,
+        [chainId, ids],
+      );
+    },
+
     /** Scopes with messages waiting, for the sweep after a restart. */
     async scopesWithPending(): Promise<Scope[]> {
       const { rows } = await sql.query<{ tenant_id: string; user_id: string; agent_id: string }>(

@@ -31,6 +31,8 @@ export interface QueryTerms {
 
 export interface LexicalTurn {
   eventId: string;
+  /** The dialogue page the turn is in; absent until its chain check has run. */
+  chainId?: string;
   sessionId: string;
   role: "user" | "agent";
   content: string;
@@ -76,6 +78,7 @@ const CANDIDATE_MAX_SHARE = 0.005;
 const CANDIDATE_MIN_DOCUMENTS = 1000;
 /** Rows scored per query at most; only reached when every query word is common. */
 const MAX_CANDIDATES = 4000;
+const MAX_CHAIN_CANDIDATES = 1000;
 /** The rarest query terms that are scored; a pasted paragraph stays one cheap query. */
 const MAX_TERMS = 16;
 
@@ -151,6 +154,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const n = params.length;
       const { rows } = await sql.query<{
         id: string;
+        chain_id: string | null;
         session_id: string;
         role: "user" | "agent";
         content: string;
@@ -170,7 +174,8 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            SELECT id, seq, matched_idf, ${bm25("matched_idf", "length", `$${n - 1}::float8`)} AS score
            FROM matched ORDER BY score DESC, seq DESC LIMIT $${n}
          )
-         SELECT e.id, e.session_id, e.role, e.content, e.occurred_at, b.score, b.matched_idf
+         SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at, b.score,
+           b.matched_idf
          FROM best b JOIN memory_events e ON e.id = b.id
          ORDER BY b.score DESC, b.seq DESC`,
         params,
@@ -178,6 +183,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const all = totalIdf(terms);
       return rows.map((r) => ({
         eventId: r.id,
+        ...(r.chain_id ? { chainId: r.chain_id } : {}),
         sessionId: r.session_id,
         role: r.role,
         content: r.content,
@@ -191,12 +197,18 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const none = { ...terms, terms: [] };
       if (eventIds.length === 0 || count === 0) return none;
       const { rows } = await sql.query<{ lexeme: string; documents: number }>(
-        `SELECT DISTINCT t.lexeme, l.documents
-         FROM memory_events e, unnest(tsvector_to_array(e.search_vector)) AS t(lexeme)
-         JOIN memory_lexicon l ON l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme
-         WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2
-           AND NOT (t.lexeme = ANY($4::text[])) AND l.documents > 1
-         ORDER BY l.documents, t.lexeme LIMIT $5`,
+        // A primary-key lookup per lexeme, whatever the planner knows of the lexicon's size.
+        `SELECT lexeme, documents FROM (
+           SELECT t.lexeme,
+             (SELECT l.documents FROM memory_lexicon l
+              WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme) AS documents
+           FROM (SELECT DISTINCT unnest(tsvector_to_array(e.search_vector)) AS lexeme
+                 FROM memory_events e
+                 WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2) AS t
+           WHERE NOT (t.lexeme = ANY($4::text[]))
+         ) AS known
+         WHERE documents > 1
+         ORDER BY documents, lexeme LIMIT $5`,
         [query.tenantId, query.userId, eventIds, terms.terms.map((t) => t.lexeme), count],
       );
       const total = terms.total;
@@ -215,7 +227,13 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
 
     async chains(query, terms) {
       if (terms.terms.length === 0) return [];
-      const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
+      // A summary restates many turns, so common words match most chains: candidates come
+      // from the query's two rarest words only.
+      const params: unknown[] = [
+        query.tenantId,
+        query.userId,
+        tsquery(candidateLexemes(terms).slice(0, 2)),
+      ];
       const extra = scopeFilterClause(query, params, "c");
       const matched = matchedIdf(params, terms, "c");
       params.push(query.limit);
@@ -224,7 +242,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            SELECT c.id, c.search_vector FROM memory_chains c
            WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.status <> 'archived'
              AND c.search_vector @@ $3::tsquery${extra}
-           LIMIT ${MAX_CANDIDATES}
+           LIMIT ${MAX_CHAIN_CANDIDATES}
          ), matched AS (
            SELECT c.id, length(c.search_vector) AS length, ${matched} AS matched_idf
            FROM candidates c

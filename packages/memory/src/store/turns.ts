@@ -27,23 +27,6 @@ const toTurn = (r: TurnRow): Turn => ({
 
 /** Reads behind retrieval: from messages to their dialogue pages and back. */
 export const turnStore = {
-  /** The chain each message belongs to; a message not chained yet has no entry. */
-  async chainsOf(
-    db: SqlExecutor,
-    owner: { tenantId: string; userId: string },
-    eventIds: string[],
-  ): Promise<Map<string, string>> {
-    if (eventIds.length === 0) return new Map();
-    const { rows } = await db.query<{ chain_id: string; event_id: string }>(
-      `SELECT c.id AS chain_id, e.event_id
-       FROM memory_chains c, unnest(c.event_ids) AS e(event_id)
-       WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.event_ids && $3::uuid[]
-         AND e.event_id = ANY($3::uuid[])`,
-      [owner.tenantId, owner.userId, eventIds],
-    );
-    return new Map(rows.map((r) => [r.event_id, r.chain_id]));
-  },
-
   /** The messages of the given chains, by chain, in order. */
   async ofChains(
     db: SqlExecutor,
