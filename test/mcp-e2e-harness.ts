@@ -94,7 +94,10 @@ function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
 }
 
 export async function startMcpStack(): Promise<McpStack> {
-  const logger = createLogger({ name: "mcp-e2e", level: (process.env.E2E_LOG as "info") ?? "silent" });
+  const logger = createLogger({
+    name: "mcp-e2e",
+    level: (process.env.E2E_LOG as "info") ?? "silent",
+  });
   const cleanups: (() => Promise<unknown>)[] = [];
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
@@ -209,7 +212,8 @@ export async function startMcpStack(): Promise<McpStack> {
         params: { credential_header: "authorization", credential_header_prefix: "Bearer " },
       }),
     });
-    if (!registered.ok) throw new Error(`provider: ${registered.status} ${await registered.text()}`);
+    if (!registered.ok)
+      throw new Error(`provider: ${registered.status} ${await registered.text()}`);
     const provider = (await registered.json()) as { id: string };
     const sdk = createGatewayClient({ baseUrl: gateway.urls.rest, apiKey: keys.alice });
 

@@ -145,6 +145,7 @@ for (const [transport, connect] of Object.entries(transports)) {
           "thinking: answer",
           `step_complete: answer to: summarize the week (${transport})`,
         ],
+        JSON.stringify(progress),
       );
       assert.deepEqual(
         progress.map((p) => p.progress),
@@ -166,6 +167,73 @@ for (const [transport, connect] of Object.entries(transports)) {
       // Bob's key cannot read a trace of Alice's scope, even knowing its URI.
       const bob = await connect(stack.keys.bob);
       await assert.rejects(bob.readResource({ uri: answer.trace }), /No trace of workflow/);
+    });
+
+    test("remember a note, then context shows it in the recent window", async (t) => {
+      if (!(await needsServer(t, "postgres"))) return;
+      const client = await connect(stack.keys.alice);
+      const note = `Alice prefers aisle seats (noted over ${transport})`;
+      const stored = await client.callTool({ name: "remember", arguments: { note } });
+      assert.deepEqual(structured(stored), { stored: true, kind: "note" });
+      const window = await client.callTool({ name: "context", arguments: { limit: 50 } });
+      const events = structured<{ recent_events: { content: string }[] }>(window).recent_events;
+      assert.ok(
+        events.some((e) => e.content === note),
+        JSON.stringify(events),
+      );
+      const bobs = await (await connect(stack.keys.bob)).callTool({
+        name: "context",
+        arguments: { limit: 50 },
+      });
+      const bobEvents = structured<{ recent_events: { content: string }[] }>(bobs).recent_events;
+      assert.ok(!bobEvents.some((e) => e.content === note), "bob never sees alice's window");
+    });
+
+    test("http_request: the credential is injected, never shown, and stays on the provider's host", async (t) => {
+      if (!(await needsServer(t, "postgres"))) return;
+      const client = await connect(stack.keys.alice);
+      const connectionId = await stack.connect("ws-a");
+      const call = (args: Record<string, unknown>) =>
+        client.callTool({
+          name: "http_request",
+          arguments: { connection_id: connectionId, ...args },
+        });
+
+      const me = await call({ url: "/me" });
+      assert.notEqual(me.isError, true, text(me));
+      const answer = structured<{ status: number; body: string; truncated: boolean }>(me);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(JSON.parse(answer.body), { user: "alice@example.test", path: "/me" });
+      assert.equal(stack.api.hits.at(-1)?.headers.authorization, `Bearer ${stack.providerKey}`);
+
+      const echo = await call({ url: "/echo" });
+      assert.ok(
+        !JSON.stringify(echo).includes(stack.providerKey),
+        "the token never reaches the model",
+      );
+      assert.match(structured<{ body: string }>(echo).body, /Bearer \[credential\]/);
+
+      const hitsBefore = stack.elsewhere.hits.length;
+      const offHost = await call({ url: `${stack.elsewhere.url}/steal` });
+      assert.equal(offHost.isError, true);
+      assert.match(text(offHost), /Refused: .*only be sent to http:\/\/127\.0\.0\.1/);
+      const redirected = await call({ url: "/redirect-off" });
+      assert.equal(redirected.isError, true);
+      assert.match(text(redirected), /redirected to .*never sent off the provider's host/);
+      assert.equal(stack.elsewhere.hits.length, hitsBefore, "no request reached the other host");
+
+      const followed = await call({ url: "/redirect-on" });
+      assert.equal(structured<{ status: number; url: string }>(followed).status, 200);
+      assert.equal(structured<{ url: string }>(followed).url, `${stack.api.url}/me`);
+
+      const big = await call({ url: "/big" });
+      const cut = structured<{ body: string; truncated: boolean }>(big);
+      assert.equal(cut.truncated, true);
+      assert.equal(cut.body.length, 65536);
+
+      const smuggled = await call({ url: "/me", headers: { Authorization: "Bearer mine" } });
+      assert.equal(smuggled.isError, true);
+      assert.match(text(smuggled), /header Authorization cannot be set/);
     });
 
     test("ask: cancelling stops waiting, stops the kernel and the trace records it", async (t) => {
@@ -193,7 +261,9 @@ for (const [transport, connect] of Object.entries(transports)) {
       const { context } = stack.kernelCalls[started];
       let last: { type: string; data: Record<string, unknown> } | undefined;
       await eventually("the step's trace ends", async () => {
-        last = (await stack.bus.history(String(context.workflow_id), String(context.step_id))).at(-1);
+        last = (await stack.bus.history(String(context.workflow_id), String(context.step_id))).at(
+          -1,
+        );
         return last?.type === "step_complete";
       });
       assert.equal(last?.data.status, "failure");
@@ -201,3 +271,163 @@ for (const [transport, connect] of Object.entries(transports)) {
     });
   });
 }
+
+describe("keys and scopes", () => {
+  test("missing key 401, wrong key 403, a key without an MCP scope 403, as on /v1", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const initialize = (headers: Record<string, string>) =>
+      fetch(`${stack.gatewayUrl}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...headers,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" },
+          },
+        }),
+      });
+    assert.equal((await initialize({})).status, 401);
+    assert.equal((await initialize({ "x-api-key": "not-a-key" })).status, 403);
+    assert.equal((await initialize({ "x-api-key": stack.keys.unscoped })).status, 403);
+    assert.equal((await initialize({ "x-api-key": stack.keys.alice })).status, 200);
+    // The same key passes /v1: the 403 above is about the MCP scope only.
+    const v1 = await fetch(`${stack.gatewayUrl}/v1/connections?workspace_id=ws-a`, {
+      headers: { "x-api-key": stack.keys.unscoped },
+    });
+    assert.equal(v1.status, 200);
+    await assert.rejects(httpClient("not-a-key"), (error: { code?: number }) => error.code === 403);
+    // Through `atrium mcp` the gateway's refusal reaches the desktop client as the answer.
+    await assert.rejects(stdioClient("not-a-key"), /Atrium gateway: .*X-API-Key is not valid/);
+  });
+
+  test("recall: a key for alice finds her memories and never bob's", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const alice = await httpClient(stack.keys.alice);
+    const bob = await httpClient(stack.keys.bob);
+    const turns: [Client, string, string, Record<string, string>][] = [
+      [
+        alice,
+        "I bought new hiking boots for the mountain trail in the Alps",
+        "Break them in first.",
+        { project: "outdoor" },
+      ],
+      [
+        alice,
+        "How do I file my quarterly tax return as a freelancer?",
+        "Four estimates a year.",
+        { project: "money" },
+      ],
+      [
+        bob,
+        "My sourdough bread starter smells like acetone",
+        "Feed it more often.",
+        { project: "kitchen" },
+      ],
+      [
+        bob,
+        "I need waterproof hiking boots for a trek in Patagonia",
+        "Try a Gore-Tex pair.",
+        { project: "outdoor" },
+      ],
+    ];
+    for (const [client, user_message, agent_response, metadata] of turns) {
+      const stored = await client.callTool({
+        name: "remember",
+        arguments: { user_message, agent_response, metadata },
+      });
+      assert.deepEqual(structured(stored), { stored: true, kind: "interaction" });
+    }
+    const recall = async (client: Client, args: Record<string, unknown>) =>
+      structured<{ results: { content: string; similarity_score: number }[] }>(
+        await client.callTool({ name: "recall", arguments: args }),
+      ).results;
+    await eventually("alice's boots are searchable", async () =>
+      (await recall(alice, { query: "hiking boots" })).some((r) => /Alps/.test(r.content)),
+    );
+    await eventually("bob's boots are searchable", async () =>
+      (await recall(bob, { query: "hiking boots" })).some((r) => /Patagonia/.test(r.content)),
+    );
+    for (const result of await recall(bob, { query: "hiking boots in the Alps", limit: 50 })) {
+      assert.doesNotMatch(result.content, /Alps|tax/, "bob never sees alice's memory");
+    }
+    for (const result of await recall(alice, { query: "sourdough Patagonia", limit: 50 })) {
+      assert.doesNotMatch(result.content, /sourdough|Patagonia/, "alice never sees bob's memory");
+    }
+    const money = await recall(alice, { query: "hiking boots", filter: { project: "money" } });
+    assert.ok(money.length > 0 && money.every((r) => /tax/.test(r.content)), JSON.stringify(money));
+    // An argument cannot widen the scope: unknown fields are not a way in.
+    const widened = await bob.callTool({
+      name: "recall",
+      arguments: { query: "hiking boots Alps", user_id: "alice", tenant_id: "acme" },
+    });
+    for (const result of structured<{ results: { content: string }[] }>(widened)?.results ?? []) {
+      assert.doesNotMatch(result.content, /Alps/);
+    }
+    const pages = await alice.readResource({ uri: "atrium://memory/dialogue-pages" });
+    const listed = JSON.parse((pages.contents[0] as { text: string }).text).pages as {
+      summary: string;
+    }[];
+    assert.ok(listed.length > 0, "alice has dialogue pages");
+    assert.ok(listed.every((page) => !/sourdough|Patagonia/.test(page.summary)));
+  });
+
+  test("http_request: another workspace's connection is unknown, a revoked one is explained, calls are audited with the client's name", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const alice = await httpClient(stack.keys.alice, "audit-probe");
+    const bobsConnection = await stack.connect("ws-b");
+    const foreign = await alice.callTool({
+      name: "http_request",
+      arguments: { connection_id: bobsConnection, url: "/me" },
+    });
+    assert.equal(foreign.isError, true);
+    assert.match(text(foreign), /no connection .* in this key's workspace/);
+
+    const revoked = await stack.connect("ws-a");
+    await stack.sdk.revokeConnection(revoked, { workspaceId: "ws-a", reason: "e2e" });
+    const afterRevoke = await alice.callTool({
+      name: "http_request",
+      arguments: { connection_id: revoked, url: "/me" },
+    });
+    assert.equal(afterRevoke.isError, true);
+    assert.match(text(afterRevoke), /was revoked.*connect the account again/);
+
+    const live = await stack.connect("ws-a");
+    const ok = await alice.callTool({
+      name: "http_request",
+      arguments: { connection_id: live, url: "/me" },
+    });
+    assert.notEqual(ok.isError, true, text(ok));
+    const audit = await fetch(
+      `${stack.broker.urls.rest}/audit?event_type=token.retrieved&resource_id=${live}`,
+      { headers: { "x-api-key": stack.brokerKey } },
+    );
+    const { events } = (await audit.json()) as { events: { user_agent: string }[] };
+    assert.ok(events.length > 0);
+    assert.match(events[0].user_agent, /^atrium-mcp\/\S+ \(audit-probe\/1\.0\.0\)$/);
+  });
+
+  test("stdio: the desktop client's name is what the audit records", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const desktop = await stdioClient(stack.keys.alice, "claude-desktop-e2e");
+    const live = await stack.connect("ws-a");
+    const ok = await desktop.callTool({
+      name: "http_request",
+      arguments: { connection_id: live, url: "/me" },
+    });
+    assert.notEqual(ok.isError, true, text(ok));
+    const audit = await fetch(
+      `${stack.broker.urls.rest}/audit?event_type=token.retrieved&resource_id=${live}`,
+      { headers: { "x-api-key": stack.brokerKey } },
+    );
+    const { events } = (await audit.json()) as { events: { user_agent: string }[] };
+    assert.match(events[0].user_agent, /\(claude-desktop-e2e\/2\.0\.0 atrium-mcp-stdio\//);
+  });
+});

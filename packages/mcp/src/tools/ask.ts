@@ -6,8 +6,12 @@ import { scopeTag } from "../scope.js";
 import { callSignal, type ToolContext } from "../tool-context.js";
 import { guarded, McpToolError, toolResult } from "../tool-result.js";
 
-/** After the answer, how long the trace stream may take to deliver the step's last events. */
-const traceDrainMs = 2_000;
+/**
+ * After the answer, how long the trace stream may take to deliver the step's last events. The
+ * router publishes step_complete before it answers, so the stream normally ends at once; this
+ * only bounds a stream that broke.
+ */
+const traceDrainMs = 10_000;
 
 /** One progress line per trace event: what the agent is doing, in a few words. */
 export function progressMessage(event: TraceEvent): string {
@@ -82,10 +86,14 @@ export function registerAskTool(server: McpServer, context: ToolContext): void {
             },
             { signal },
           );
+          let drainTimer: NodeJS.Timeout | undefined;
           await Promise.race([
             followed,
-            new Promise((resolve) => setTimeout(resolve, traceDrainMs)),
+            new Promise((resolve) => {
+              drainTimer = setTimeout(resolve, traceDrainMs);
+            }),
           ]);
+          clearTimeout(drainTimer);
           return toolResult({
             answer: response.answer,
             status: response.status,
