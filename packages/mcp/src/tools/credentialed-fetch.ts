@@ -125,9 +125,14 @@ async function readBounded(
     }
   }
   const bytes = Buffer.concat(chunks, size);
-  const type = response.headers.get("content-type") ?? "";
-  if (bytes.byteLength === 0 || textual.test(type)) {
-    return { text: new TextDecoder().decode(bytes), truncated };
+  const type = response.headers.get("content-type");
+  if (type === null || textual.test(type)) {
+    try {
+      // Untyped bodies are text when they decode; a cut may split the last character.
+      return { text: new TextDecoder("utf-8", { fatal: !truncated }).decode(bytes), truncated };
+    } catch {
+      // Not UTF-8: reported as binary below.
+    }
   }
   return { text: `base64:${bytes.toString("base64")}`, truncated };
 }
