@@ -82,7 +82,6 @@ async function main(args: string[]): Promise<number> {
       apiKey,
       onError: (error) => console.error(`atrium mcp: ${error.message}`),
     });
-    process.stdin.once("end", () => void bridge.close());
     await bridge.closed;
     return 0;
   }

@@ -40,14 +40,22 @@ export async function startStdioBridge(options: StdioBridgeOptions): Promise<Std
     options.stdin as NodeJS.ReadStream | undefined,
     options.stdout as NodeJS.WriteStream | undefined,
   );
-  let resolveClosed = () => {};
-  const closed = new Promise<void>((resolve) => {
-    resolveClosed = resolve;
-  });
-  const close = async () => {
-    await Promise.allSettled([http.close(), stdio.close()]);
-    resolveClosed();
+  let closing: Promise<void> | undefined;
+  // Each transport's close() calls its own onclose, which closes the other, synchronously: the
+  // promise is in place before either close() runs, so the re-entrant calls return it.
+  const close = () => {
+    if (closing) return closing;
+    let done = () => {};
+    closing = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    void Promise.allSettled([http.close(), stdio.close()]).then(done);
+    return closing;
   };
+  const closed = new Promise<void>((resolve) => {
+    http.onclose = () => void close().then(resolve);
+    stdio.onclose = () => void close().then(resolve);
+  });
 
   stdio.onmessage = (message: JSONRPCMessage) => {
     if ("method" in message && message.method === "initialize") {
@@ -73,9 +81,9 @@ export async function startStdioBridge(options: StdioBridgeOptions): Promise<Std
   };
   http.onerror = (error) => options.onError?.(error);
   stdio.onerror = (error) => options.onError?.(error);
-  http.onclose = () => void close();
-  stdio.onclose = () => void close();
   await http.start();
   await stdio.start();
+  // The desktop client quitting closes stdin; the relay ends with it.
+  (options.stdin ?? process.stdin).once("end", () => void close());
   return { closed, close };
 }
