@@ -85,7 +85,7 @@ function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
           input.signal?.addEventListener("abort", () => resolve(), { once: true });
         });
         call.aborted = input.signal?.aborted ?? false;
-        return { status: "failure", summary: "Stopped: the request was cancelled." };
+        return { status: "failure", summary: "Stopped: the request was cancelled.", metadata: {} };
       }
       await input.trace.emit("thinking", { thought: "answer" });
       return { status: "success", summary: `answer to: ${input.task}`, metadata: {} };
