@@ -12,6 +12,7 @@ import { createTestPostgres, type TestPostgres } from "@atrium/kit/testing";
 import { keyDigest } from "@atrium/mcp";
 import { createGatewayClient, type GatewayClient } from "@atrium/sdk";
 import Fastify, { type FastifyInstance } from "fastify";
+import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import { startTestService, type TestService } from "./memory-service-harness.js";
 
 /**
@@ -148,20 +149,9 @@ export async function startMcpStack(): Promise<McpStack> {
 
     const pg: TestPostgres = await createTestPostgres();
     cleanups.push(() => pg.drop());
-    const brokerKey = `broker-${randomBytes(8).toString("hex")}`;
-    const broker = await startBrokerService({
-      sql: pg.sql,
-      logger,
-      env: {
-        ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-        STATE_KEY: randomBytes(32).toString("hex"),
-        API_KEYS: brokerKey,
-        BROKER_HOST: "127.0.0.1",
-        BROKER_REST_PORT: "0",
-        BROKER_GRPC_PORT: "0",
-        REFRESH_LOOP: "false",
-      },
-    });
+    const brokerEnv = testBrokerEnv();
+    const brokerKey = brokerEnv.API_KEYS;
+    const broker = await startBrokerService({ sql: pg.sql, logger, env: brokerEnv });
     cleanups.push(() => broker.stop());
 
     const keys = {
