@@ -46,6 +46,11 @@ export interface McpStack {
   kernelCalls: KernelCall[];
   /** Captures the provider key as a connection of the workspace; its id. */
   connect(workspaceId: string): Promise<string>;
+  /**
+   * Puts a connection in the state the broker's refresher leaves it in after the provider refused
+   * a refresh (that transition is the broker's own, tested there).
+   */
+  markAttention(connectionId: string): Promise<void>;
   sdk: GatewayClient;
   stop(): Promise<void>;
 }
@@ -225,6 +230,11 @@ export async function startMcpStack(): Promise<McpStack> {
           api_key: providerKey,
         });
         return connection.id;
+      },
+      async markAttention(connectionId) {
+        await pg.sql.query("UPDATE broker_connections SET status = 'attention' WHERE id = $1", [
+          connectionId,
+        ]);
       },
       stop,
     };

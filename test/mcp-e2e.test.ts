@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { eventually, needsServer, serverAvailable } from "@atrium/kit/testing";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as HttpTransportV2,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -420,7 +424,7 @@ describe("keys and scopes", () => {
     assert.ok(listed.every((page) => !/sourdough|Patagonia/.test(page.summary)));
   });
 
-  test("http_request: another workspace's connection is unknown, a revoked one is explained, calls are audited with the client's name", async (t) => {
+  test("http_request: another workspace's connection is unknown, revoked and attention states are explained, calls are audited with the client's name", async (t) => {
     if (!(await needsServer(t, "postgres"))) return;
     const alice = await httpClient(stack.keys.alice, "audit-probe");
     const bobsConnection = await stack.connect("ws-b");
@@ -440,6 +444,15 @@ describe("keys and scopes", () => {
     assert.equal(afterRevoke.isError, true);
     assert.match(text(afterRevoke), /was revoked.*connect the account again/);
 
+    const stale = await stack.connect("ws-a");
+    await stack.markAttention(stale);
+    const needsConsent = await alice.callTool({
+      name: "http_request",
+      arguments: { connection_id: stale, url: "/me" },
+    });
+    assert.equal(needsConsent.isError, true);
+    assert.match(text(needsConsent), /needs attention.*ask the user to reconnect/);
+
     assert.match(await auditedAgent(alice), /^atrium-mcp\/\S+ \(audit-probe\/1\.0\.0\)$/);
   });
 
@@ -450,5 +463,71 @@ describe("keys and scopes", () => {
       await auditedAgent(desktop),
       /^atrium-mcp\/\S+ \(claude-desktop-e2e\/2\.0\.0 atrium-mcp-stdio\/\S+\)$/,
     );
+  });
+});
+
+describe("a second client implementation (@modelcontextprotocol/client 2.x)", () => {
+  const connectV2 = async (key: string) => {
+    const client = new ClientV2({ name: "e2e-client-v2", version: "2.3.1" });
+    await client.connect(
+      new HttpTransportV2(new URL(`${stack.gatewayUrl}/mcp`), {
+        requestInit: { headers: { "x-api-key": key } },
+      }),
+    );
+    v2Clients.push(client);
+    return client;
+  };
+  const v2Clients: ClientV2[] = [];
+  after(async () => {
+    for (const client of v2Clients) await client.close().catch(() => {});
+  });
+
+  test("tools, memory, progress of ask, host restriction and key refusal", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    await assert.rejects(connectV2("not-a-key"), /403|X-API-Key is not valid/);
+    const client = await connectV2(stack.keys.bob);
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+      "ask",
+      "context",
+      "http_request",
+      "recall",
+      "remember",
+    ]);
+
+    const note = "Bob keeps his passport in the blue folder (v2 client)";
+    const stored = await client.callTool({ name: "remember", arguments: { note } });
+    assert.deepEqual(stored.structuredContent, { stored: true, kind: "note" });
+    const window = await client.callTool({ name: "context", arguments: { limit: 50 } });
+    const events = (window.structuredContent as { recent_events: { content: string }[] })
+      .recent_events;
+    assert.ok(events.some((e) => e.content === note));
+
+    const progress: string[] = [];
+    const asked = await client.callTool(
+      { name: "ask", arguments: { message: "plan my trip" } },
+      { onprogress: (p) => progress.push(String(p.message)) },
+    );
+    assert.equal((asked.structuredContent as { answer: string }).answer, "answer to: plan my trip");
+    assert.deepEqual(progress, [
+      "thinking: observe",
+      "tool_start: search",
+      "tool_result: search",
+      "thinking: answer",
+      "step_complete: answer to: plan my trip",
+    ]);
+
+    const connectionId = await stack.connect("ws-b");
+    const offHost = await client.callTool({
+      name: "http_request",
+      arguments: { connection_id: connectionId, url: `${stack.elsewhere.url}/x` },
+    });
+    assert.equal(offHost.isError, true);
+    assert.match(text(offHost), /Refused/);
+    const me = await client.callTool({
+      name: "http_request",
+      arguments: { connection_id: connectionId, url: "/me" },
+    });
+    assert.equal((me.structuredContent as { status: number }).status, 200);
   });
 });
