@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { type BrokerService, startBrokerService } from "@atrium/broker";
 import { type ChatKernel, createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
@@ -51,6 +52,8 @@ export interface McpStack {
    * a refresh (that transition is the broker's own, tested there).
    */
   markAttention(connectionId: string): Promise<void>;
+  /** Every line the gateway and broker logged. */
+  logs: string[];
   sdk: GatewayClient;
   stop(): Promise<void>;
 }
@@ -100,9 +103,18 @@ function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
 }
 
 export async function startMcpStack(): Promise<McpStack> {
+  const logs: string[] = [];
+  // Debug level, kept in memory: the no-secrets-in-logs test reads every line.
   const logger = createLogger({
     name: "mcp-e2e",
-    level: (process.env.E2E_LOG as "info") ?? "silent",
+    level: "debug",
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(String(chunk));
+        if (process.env.E2E_LOG) process.stderr.write(chunk);
+        done();
+      },
+    }),
   });
   const cleanups: (() => Promise<unknown>)[] = [];
   const stop = async () => {
@@ -236,6 +248,7 @@ export async function startMcpStack(): Promise<McpStack> {
           connectionId,
         ]);
       },
+      logs,
       stop,
     };
   } catch (error) {

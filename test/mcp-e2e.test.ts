@@ -406,8 +406,14 @@ describe("keys and scopes", () => {
     for (const result of await recall(alice, { query: "sourdough Patagonia", limit: 50 })) {
       assert.doesNotMatch(result.content, /sourdough|Patagonia/, "alice never sees bob's memory");
     }
-    const money = await recall(alice, { query: "hiking boots", filter: { project: "money" } });
+    const taxes = { query: "quarterly tax return as a freelancer" };
+    const money = await recall(alice, { ...taxes, filter: { project: "money" } });
     assert.ok(money.length > 0 && money.every((r) => /tax/.test(r.content)), JSON.stringify(money));
+    const outdoor = await recall(alice, { ...taxes, filter: { project: "outdoor" } });
+    assert.ok(
+      outdoor.every((r) => !/tax/.test(r.content)),
+      "the filter leaves the tax chain out",
+    );
     // An argument cannot widen the scope: unknown fields are not a way in.
     const widened = await bob.callTool({
       name: "recall",
@@ -530,4 +536,13 @@ describe("a second client implementation (@modelcontextprotocol/client 2.x)", ()
     });
     assert.equal((me.structuredContent as { status: number }).status, 200);
   });
+});
+
+test("no key, token or credential is ever logged by the gateway or the broker", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const text = stack.logs.join("");
+  assert.match(text, /"operation":"POST \/mcp"/, "the MCP requests were logged");
+  for (const secret of [stack.providerKey, stack.brokerKey, ...Object.values(stack.keys)]) {
+    assert.ok(!text.includes(secret), "a secret reached the log");
+  }
 });

@@ -63,7 +63,7 @@ export function createMcpHttpHandler(): McpHttpHandler {
       }
       const server = createAtriumMcpServer({
         ...call.context,
-        cancelled: (id) => inFlight.get(keyOf(call.callerKey, id))?.signal,
+        cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
       });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on("close", () => {
