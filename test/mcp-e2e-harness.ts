@@ -36,6 +36,8 @@ export interface RecordingServer {
 
 export interface McpStack {
   gatewayUrl: string;
+  /** Another gateway instance with the same configuration. */
+  secondGatewayUrl: string;
   broker: BrokerService;
   brokerKey: string;
   /** Keys with a scope: alice in workspace ws-a, bob in ws-b; `unscoped` is a valid key without. */
@@ -176,38 +178,39 @@ export async function startMcpStack(): Promise<McpStack> {
       bob: `bob-${randomBytes(8).toString("hex")}`,
       unscoped: `plain-${randomBytes(8).toString("hex")}`,
     };
-    const gateway: GatewayService = await startGatewayService({
-      logger,
-      env: {
-        GATEWAY_HOST: "127.0.0.1",
-        GATEWAY_REST_PORT: "0",
-        GATEWAY_GRPC_PORT: "0",
-        BROKER_URL: broker.urls.rest,
-        BROKER_API_KEY: brokerKey,
-        GATEWAY_REQUIRE_API_KEY: "true",
-        GATEWAY_API_KEYS: Object.values(keys).join(","),
-        GATEWAY_MCP_SCOPES: JSON.stringify([
-          {
-            key_sha256: keyDigest(keys.alice),
-            tenant_id: "acme",
-            user_id: "alice",
-            agent_id: "desk",
-            workspace_id: "ws-a",
-          },
-          {
-            key_sha256: keyDigest(keys.bob),
-            tenant_id: "acme",
-            user_id: "bob",
-            agent_id: "desk",
-            workspace_id: "ws-b",
-          },
-        ]),
-        MEMORY_URL: memory.service.urls.rest,
-        AGENT_CHAT_URL: chatUrl,
-        MCP_HTTP_MAX_BYTES: "65536",
-      },
-    });
+    const gatewayEnv = {
+      GATEWAY_HOST: "127.0.0.1",
+      GATEWAY_REST_PORT: "0",
+      GATEWAY_GRPC_PORT: "0",
+      BROKER_URL: broker.urls.rest,
+      BROKER_API_KEY: brokerKey,
+      GATEWAY_REQUIRE_API_KEY: "true",
+      GATEWAY_API_KEYS: Object.values(keys).join(","),
+      GATEWAY_MCP_SCOPES: JSON.stringify([
+        {
+          key_sha256: keyDigest(keys.alice),
+          tenant_id: "acme",
+          user_id: "alice",
+          agent_id: "desk",
+          workspace_id: "ws-a",
+        },
+        {
+          key_sha256: keyDigest(keys.bob),
+          tenant_id: "acme",
+          user_id: "bob",
+          agent_id: "desk",
+          workspace_id: "ws-b",
+        },
+      ]),
+      MEMORY_URL: memory.service.urls.rest,
+      AGENT_CHAT_URL: chatUrl,
+      MCP_HTTP_MAX_BYTES: "65536",
+    };
+    // Two instances of one configuration, as behind a load balancer.
+    const gateway: GatewayService = await startGatewayService({ logger, env: gatewayEnv });
     cleanups.push(() => gateway.stop());
+    const secondGateway: GatewayService = await startGatewayService({ logger, env: gatewayEnv });
+    cleanups.push(() => secondGateway.stop());
 
     const registered = await fetch(`${broker.urls.rest}/providers`, {
       method: "POST",
@@ -226,6 +229,7 @@ export async function startMcpStack(): Promise<McpStack> {
 
     return {
       gatewayUrl: gateway.urls.rest,
+      secondGatewayUrl: secondGateway.urls.rest,
       broker,
       brokerKey,
       keys,

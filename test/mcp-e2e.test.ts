@@ -472,6 +472,39 @@ describe("keys and scopes", () => {
   });
 });
 
+test("two gateway instances serve one client alternately: no session state, no sticky routing", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const instances = [stack.gatewayUrl, stack.secondGatewayUrl];
+  const served: string[] = [];
+  let next = 0;
+  const client = new Client({ name: "balanced", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.gatewayUrl}/mcp`), {
+      requestInit: { headers: { "x-api-key": stack.keys.alice } },
+      // A round-robin load balancer in front of the two instances.
+      fetch: (input, init) => {
+        const target = new URL(String(input));
+        const instance = new URL(instances[next++ % instances.length]);
+        target.host = instance.host;
+        served.push(target.host);
+        return fetch(target, init);
+      },
+    }),
+  );
+  clients.push(client);
+  const note = "Alice's desk is on the third floor (balanced client)";
+  await client.callTool({ name: "remember", arguments: { note } });
+  const window = await client.callTool({ name: "context", arguments: { limit: 50 } });
+  assert.ok(
+    structured<{ recent_events: { content: string }[] }>(window).recent_events.some(
+      (e) => e.content === note,
+    ),
+  );
+  const asked = await client.callTool({ name: "ask", arguments: { message: "balanced" } });
+  assert.equal(structured<{ answer: string }>(asked).answer, "answer to: balanced");
+  assert.equal(new Set(served).size, 2, `both instances answered: ${served.join(", ")}`);
+});
+
 describe("a second client implementation (@modelcontextprotocol/client 2.x)", () => {
   const connectV2 = async (key: string) => {
     const client = new ClientV2({ name: "e2e-client-v2", version: "2.3.1" });
