@@ -119,6 +119,7 @@ for (const [transport, connect] of Object.entries(transports)) {
       ]);
       for (const tool of tools) {
         assert.ok((tool.description ?? "").length > 80, `${tool.name} explains itself`);
+        assert.equal(tool.outputSchema?.type, "object", `${tool.name} declares its result`);
         const fields = Object.keys(tool.inputSchema.properties ?? {});
         for (const field of fields) assert.doesNotMatch(field, /tenant|user_id|workspace|agent_id/);
       }

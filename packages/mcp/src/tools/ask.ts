@@ -49,6 +49,14 @@ export function registerAskTool(server: McpServer, context: ToolContext): void {
           .optional()
           .describe("Optional instructions placed before the task (tone, format, constraints)."),
       },
+      outputSchema: {
+        answer: z.string(),
+        status: z.enum(["success", "failure", "yield"]),
+        sources: z.array(z.looseObject({ title: z.string(), url: z.string() })),
+        workflow_id: z.string(),
+        step_id: z.string(),
+        trace: z.string(),
+      },
       annotations: { openWorldHint: true },
     },
     (args, extra) =>

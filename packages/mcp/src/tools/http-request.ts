@@ -61,6 +61,13 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
           .describe("Extra request headers such as accept or content-type; no credentials."),
         body: z.string().optional().describe("Request body, for example JSON text."),
       },
+      outputSchema: {
+        status: z.number().int(),
+        url: z.string(),
+        headers: z.record(z.string(), z.string()),
+        body: z.string(),
+        truncated: z.boolean(),
+      },
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     (args, extra) =>

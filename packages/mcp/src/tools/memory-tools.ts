@@ -35,6 +35,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           .describe("A fact or preference worth keeping, in one or two sentences."),
         metadata,
       },
+      outputSchema: { stored: z.boolean(), kind: z.enum(["interaction", "note"]) },
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (args) =>
@@ -94,6 +95,17 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           .optional()
           .describe("Only memories whose metadata has all these label values."),
       },
+      outputSchema: {
+        results: z.array(
+          z.looseObject({
+            content: z.string(),
+            similarity_score: z.number(),
+            source_type: z.string(),
+            source_id: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
+      },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (args) =>
@@ -124,6 +136,24 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           .max(100)
           .optional()
           .describe("Most recent events to return (default 10)."),
+      },
+      outputSchema: {
+        recent_events: z.array(
+          z.object({
+            role: z.string(),
+            type: z.string(),
+            content: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
+        relevant_pages: z.array(
+          z.object({
+            id: z.string(),
+            topic: z.string(),
+            summary: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
