@@ -233,6 +233,12 @@ for (const [transport, connect] of Object.entries(transports)) {
       });
       const bobEvents = structured<{ recent_events: { content: string }[] }>(bobs).recent_events;
       assert.ok(!bobEvents.some((e) => e.content === note), "bob never sees alice's window");
+      const recalled = await client.callTool({
+        name: "recall",
+        arguments: { query: "aisle seats", limit: 5 },
+      });
+      assert.notEqual(recalled.isError, true, text(recalled));
+      assert.ok(Array.isArray(structured<{ results: unknown[] }>(recalled).results));
     });
 
     test("http_request: the credential is injected, never shown, and stays on the provider's host", async (t) => {
