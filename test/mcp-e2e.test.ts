@@ -578,10 +578,20 @@ describe("a second client implementation (@modelcontextprotocol/client 2.x)", ()
   });
 });
 
-test("no key, token or credential is ever logged by the gateway or the broker", async (t) => {
+test("credentialed calls are logged with the client's name; no key, token or credential ever is", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   const text = stack.logs.join("");
   assert.match(text, /"operation":"POST \/mcp"/, "the MCP requests were logged");
+  const calls = stack.logs
+    .map((line) => JSON.parse(line))
+    .filter((line) => line.msg === "MCP credentialed call");
+  assert.ok(
+    calls.some(
+      (c) => c.outcome === 200 && c.target === "/me" && /audit-probe\/1\.0\.0/.test(c.mcpClient),
+    ),
+    "a credentialed call is logged with the client's name",
+  );
+  assert.ok(calls.some((c) => c.outcome === "refused" && c.target.endsWith("/steal")));
   for (const secret of [stack.providerKey, stack.brokerKey, ...Object.values(stack.keys)]) {
     assert.ok(!text.includes(secret), "a secret reached the log");
   }

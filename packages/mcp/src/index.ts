@@ -10,7 +10,7 @@ export {
   parseScopeDirectory,
   type ScopeDirectory,
 } from "./scope.js";
-export type { HttpRequestLimits, ToolContext } from "./tool-context.js";
+export type { CredentialedCallRecord, HttpRequestLimits, ToolContext } from "./tool-context.js";
 export { McpToolError } from "./tool-result.js";
 export {
   createMcpHttpHandler,

@@ -11,6 +11,16 @@ export interface HttpRequestLimits {
   maxRedirects: number;
 }
 
+/** One credentialed call as the operator's log records it: never a credential, never a query. */
+export interface CredentialedCallRecord {
+  connectionId: string;
+  method: string;
+  /** The requested URL or path without its query string. */
+  target: string;
+  /** The provider's HTTP status, or why no answer came back. */
+  outcome: number | "refused" | "failed";
+}
+
 /** What every tool and resource of one MCP server works with; the scope comes from the key. */
 export interface ToolContext {
   scope: McpScope;
@@ -24,6 +34,8 @@ export interface ToolContext {
   limits: HttpRequestLimits;
   /** Extra cancellation beyond the MCP request's own (a cancel that reached another server). */
   cancelled(requestId: string | number): AbortSignal | undefined;
+  /** Told about every credentialed call, refused ones included (the gateway logs it). */
+  recordCall(record: CredentialedCallRecord): void;
   /** Told about failures the model only sees as a generic message. */
   onError(error: unknown, where: string): void;
 }

@@ -91,6 +91,11 @@ export function configureMcpRoute(
         gateway,
         apiBaseUrl,
         limits,
+        recordCall: (record) =>
+          logger.info(
+            { ...record, mcpClient: clientAgent, workspaceId: scope.workspaceId },
+            "MCP credentialed call",
+          ),
         onError: (error, where) => logger.error({ err: error, where }, "MCP call failed"),
       },
     });

@@ -1,8 +1,8 @@
 import type { ConnectionToken } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { callSignal, type ToolContext } from "../tool-context.js";
-import { guarded, toolResult } from "../tool-result.js";
+import { type CredentialedCallRecord, callSignal, type ToolContext } from "../tool-context.js";
+import { guarded, McpToolError, toolResult } from "../tool-result.js";
 import { type CredentialedResponse, credentialedFetch } from "./credentialed-fetch.js";
 
 /**
@@ -74,20 +74,34 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
       guarded("http_request", context.onError, async () => {
         const signal = callSignal(context, extra);
         const workspaceId = context.scope.workspaceId;
-        const apiBaseUrl = await context.apiBaseUrl(args.connection_id, workspaceId, signal);
-        const fetcher = context.gateway.createFetcher(args.connection_id, { workspaceId });
-        const response = await credentialedFetch(
-          fetcher,
-          apiBaseUrl,
-          {
+        const record = (outcome: CredentialedCallRecord["outcome"]) =>
+          context.recordCall({
+            connectionId: args.connection_id,
             method: args.method,
-            url: args.url,
-            headers: args.headers ?? {},
-            body: args.body,
-          },
-          limits,
-          signal,
-        );
+            target: args.url.split("?")[0],
+            outcome,
+          });
+        let response: CredentialedResponse;
+        try {
+          const apiBaseUrl = await context.apiBaseUrl(args.connection_id, workspaceId, signal);
+          const fetcher = context.gateway.createFetcher(args.connection_id, { workspaceId });
+          response = await credentialedFetch(
+            fetcher,
+            apiBaseUrl,
+            {
+              method: args.method,
+              url: args.url,
+              headers: args.headers ?? {},
+              body: args.body,
+            },
+            limits,
+            signal,
+          );
+        } catch (error) {
+          record(error instanceof McpToolError ? "refused" : "failed");
+          throw error;
+        }
+        record(response.status);
         // The fetcher has just fetched the token, so this is answered from the client's cache.
         const token = await context.gateway.getToken(args.connection_id, { workspaceId, signal });
         return toolResult({ ...redact(response, secretsOf(token)) });

@@ -37,6 +37,7 @@ const context = {
   scope: { tenantId: "t", userId: "u", agentId: "a", workspaceId: "w" },
   chat,
   limits: { timeoutMs: 1000, maxResponseBytes: 1024, maxRedirects: 0 },
+  recordCall: () => {},
   onError: () => {},
 } as unknown as Omit<ToolContext, "cancelled">;
 
