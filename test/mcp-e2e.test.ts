@@ -88,6 +88,8 @@ async function auditedAgent(client: Client): Promise<string> {
   return events[0].user_agent;
 }
 
+const toolNames = ["ask", "context", "http_request", "recall", "remember"];
+
 const text = (result: unknown) =>
   ((result as CallToolResult).content[0] as { type: "text"; text: string }).text;
 const structured = <T>(result: unknown) => (result as CallToolResult).structuredContent as T;
@@ -110,13 +112,7 @@ for (const [transport, connect] of Object.entries(transports)) {
       if (!(await needsServer(t, "postgres"))) return;
       const client = await connect(stack.keys.alice);
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((tool) => tool.name).sort(), [
-        "ask",
-        "context",
-        "http_request",
-        "recall",
-        "remember",
-      ]);
+      assert.deepEqual(tools.map((tool) => tool.name).sort(), toolNames);
       for (const tool of tools) {
         assert.ok((tool.description ?? "").length > 80, `${tool.name} explains itself`);
         assert.equal(tool.outputSchema?.type, "object", `${tool.name} declares its result`);
@@ -533,13 +529,7 @@ describe("a second client implementation (@modelcontextprotocol/client 2.x)", ()
     await assert.rejects(connectV2("not-a-key"), /403|X-API-Key is not valid/);
     const client = await connectV2(stack.keys.bob);
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((tool) => tool.name).sort(), [
-      "ask",
-      "context",
-      "http_request",
-      "recall",
-      "remember",
-    ]);
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), toolNames);
 
     const note = "Bob keeps his passport in the blue folder (v2 client)";
     const stored = await client.callTool({ name: "remember", arguments: { note } });
