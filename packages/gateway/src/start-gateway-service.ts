@@ -7,6 +7,7 @@ import { createCorsPolicy } from "./access/cors.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
+import { configureMcpRoute, loadScopes } from "./mcp/mcp-route.js";
 import { createBrokerMetrics } from "./service/broker-metrics.js";
 import { createStrategyCache } from "./service/credential-strategy.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
@@ -68,6 +69,17 @@ export async function startGatewayService(
     );
   }
 
+  let scopes: Awaited<ReturnType<typeof loadScopes>> | undefined;
+  if (config.mcp) {
+    try {
+      scopes = await loadScopes(config.mcp);
+    } catch (error) {
+      throw new ConfigError(
+        `invalid configuration: GATEWAY_MCP_SCOPES: ${(error as Error).message}`,
+      );
+    }
+  }
+
   const brokerMetrics = createBrokerMetrics();
   const broker = createBrokerClient({
     restUrl: config.brokerUrl,
@@ -113,7 +125,7 @@ export async function startGatewayService(
         implementation: implementation as unknown as Partial<ServiceImpl<DescService>>,
       },
     ],
-    configureRest: (app) =>
+    configureRest: (app) => {
       configureGatewayRest(app, {
         cors: createCorsPolicy(config.corsAllowedOrigins),
         checkApiKey: config.requireApiKey
@@ -126,7 +138,11 @@ export async function startGatewayService(
               throw rejection;
             }
           : undefined,
-      }),
+      });
+      if (config.mcp && scopes) {
+        configureMcpRoute(app, scopes, { config: config.mcp, broker: broker.client, logger });
+      }
+    },
   });
   brokerMetrics.register(host.metrics);
   try {
@@ -138,6 +154,7 @@ export async function startGatewayService(
         grpc: grpcUrl,
         broker: config.brokerGrpcUrl ?? config.brokerUrl,
         inboundKeys: config.requireApiKey,
+        mcp: scopes ? `${restUrl}/mcp (${scopes.size()} scoped keys)` : "off",
       },
       "gateway ready",
     );

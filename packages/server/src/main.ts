@@ -4,6 +4,7 @@ import { startBrokerService } from "@atrium/broker";
 import { startAgentService } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger, synchronousStdout } from "@atrium/kit";
+import { startStdioBridge } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
 import {
   embeddedEnv,
@@ -27,6 +28,9 @@ const launchers: Record<ServiceName, ServiceLauncher> = {
 const usage = `usage:
   atrium start                 run every service in one process with embedded defaults
   atrium serve <service>       run one service (${serviceNames.join(", ")})
+  atrium mcp                   stdio MCP server for desktop clients, relaying to the gateway's
+                               /mcp (ATRIUM_GATEWAY_URL, default http://127.0.0.1:8082;
+                               ATRIUM_API_KEY, a gateway key with an MCP scope)
   atrium version               print the version`;
 
 function version(): string {
@@ -64,6 +68,22 @@ async function main(args: string[]): Promise<number> {
     stopOnSignals(running);
     console.log(startedBanner(running, { devKeys: devKeysPath, dataDir: env.ATRIUM_DATA_DIR! }));
     return -1;
+  }
+  if (command === "mcp") {
+    const apiKey = process.env.ATRIUM_API_KEY;
+    if (!apiKey) {
+      console.error("atrium mcp: set ATRIUM_API_KEY to a gateway key that has an MCP scope");
+      return 2;
+    }
+    const gateway = process.env.ATRIUM_GATEWAY_URL ?? "http://127.0.0.1:8082";
+    // stdout carries the protocol: every diagnostic goes to stderr.
+    const bridge = await startStdioBridge({
+      url: new URL(`${gateway.replace(/\/$/, "")}/mcp`),
+      apiKey,
+      onError: (error) => console.error(`atrium mcp: ${error.message}`),
+    });
+    await bridge.closed;
+    return 0;
   }
   if (command === "serve" && serviceNames.includes(target as ServiceName)) {
     const running = [await launchers[target as ServiceName]({ env: process.env })];

@@ -4,7 +4,9 @@ import {
   type Env,
   envBoolean,
   envDuration,
+  envInteger,
   envPort,
+  envString,
   envUrl,
   loadConfig,
   parseCidrList,
@@ -29,6 +31,20 @@ export interface GatewayConfig {
   /** undefined: any http or https origin (the spec's behaviour, with a start-up warning). */
   corsAllowedOrigins: string[] | undefined;
   publicUrl: string | undefined;
+  /** The MCP endpoint at /mcp; undefined when no key has an MCP scope. */
+  mcp: McpConfig | undefined;
+}
+
+export interface McpConfig {
+  /** JSON scope list (GATEWAY_MCP_SCOPES) or the file holding it (GATEWAY_MCP_SCOPES_FILE). */
+  scopes: { json: string } | { file: string };
+  memoryUrl: string;
+  memoryApiKey: string | undefined;
+  /** Where the agent host mounted the chat router. */
+  chatUrl: string;
+  chatApiKey: string | undefined;
+  httpTimeoutMs: number;
+  httpMaxBytes: number;
 }
 
 /** Lists are separated by commas or newlines (a key file may hold one key per line). */
@@ -65,7 +81,43 @@ const schema = z.object({
   ALLOWED_RETURN_DOMAINS: z.string().optional(),
   CORS_ALLOWED_ORIGINS: z.string().optional(),
   GATEWAY_PUBLIC_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  GATEWAY_MCP_SCOPES: envString().optional(),
+  GATEWAY_MCP_SCOPES_FILE: envString().optional(),
+  MEMORY_URL: envUrl({ protocols: ["http", "https"] }).default(new URL("http://127.0.0.1:8080")),
+  MEMORY_API_KEY: envString().optional(),
+  AGENT_CHAT_URL: envUrl({ protocols: ["http", "https"] }).default(
+    new URL("http://127.0.0.1:8000/api/v1"),
+  ),
+  AGENT_API_KEY: envString().optional(),
+  MCP_HTTP_TIMEOUT: envDuration().default(30_000),
+  MCP_HTTP_MAX_BYTES: envInteger({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024),
 });
+
+function mcpConfig(values: z.infer<typeof schema>): McpConfig | undefined {
+  const json = values.GATEWAY_MCP_SCOPES;
+  const file = values.GATEWAY_MCP_SCOPES_FILE;
+  if (json === undefined && file === undefined) return undefined;
+  if (json !== undefined && file !== undefined) {
+    throw new ConfigError(
+      "invalid configuration: set GATEWAY_MCP_SCOPES or GATEWAY_MCP_SCOPES_FILE, not both",
+    );
+  }
+  // An MCP caller's identity is its key's scope: without inbound keys there is none.
+  if (!values.GATEWAY_REQUIRE_API_KEY) {
+    throw new ConfigError(
+      "invalid configuration: GATEWAY_MCP_SCOPES needs GATEWAY_REQUIRE_API_KEY=true (an MCP scope belongs to a key)",
+    );
+  }
+  return {
+    scopes: json !== undefined ? { json } : { file: file as string },
+    memoryUrl: values.MEMORY_URL.toString().replace(/\/$/, ""),
+    memoryApiKey: values.MEMORY_API_KEY,
+    chatUrl: values.AGENT_CHAT_URL.toString().replace(/\/$/, ""),
+    chatApiKey: values.AGENT_API_KEY,
+    httpTimeoutMs: values.MCP_HTTP_TIMEOUT,
+    httpMaxBytes: values.MCP_HTTP_MAX_BYTES,
+  };
+}
 
 /** Validated once at start-up; a bad variable throws ConfigError naming it. */
 export function loadGatewayConfig(env: Env): GatewayConfig {
@@ -97,5 +149,6 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       ? splitList(values.CORS_ALLOWED_ORIGINS)
       : undefined,
     publicUrl: values.GATEWAY_PUBLIC_URL?.toString().replace(/\/$/, ""),
+    mcp: mcpConfig(values),
   };
 }

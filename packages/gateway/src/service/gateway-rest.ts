@@ -10,7 +10,7 @@ export interface GatewayRestOptions {
   checkApiKey?: (presented: string | undefined, path: string) => void;
 }
 
-const corsHeaders = "content-type, x-api-key, authorization, last-event-id";
+const corsHeaders = "content-type, x-api-key, authorization, last-event-id, mcp-protocol-version";
 const corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
 /**

@@ -1,0 +1,60 @@
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ToolContext } from "./tool-context.js";
+import { McpToolError } from "./tool-result.js";
+import { workflowPrefix } from "./tools/ask.js";
+
+const json = (uri: URL, value: unknown) => ({
+  contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(value) }],
+});
+
+const one = (value: string | string[]) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * Resources: the user's recent dialogue pages (summarized conversations) and the trace history of
+ * a step that ask ran for this scope.
+ */
+export function registerResources(server: McpServer, context: ToolContext): void {
+  server.registerResource(
+    "recent-dialogue-pages",
+    "atrium://memory/dialogue-pages",
+    {
+      title: "Recent conversations",
+      description:
+        "The user's most recent summarized conversations (dialogue pages): id, topic, summary, timestamp.",
+      mimeType: "application/json",
+    },
+    async (uri) => {
+      const window = await context.sessions.withSession(context.scope, (id) =>
+        context.memory.getContext(id, { limit: 1 }),
+      );
+      return json(uri, {
+        pages: window.relevant_pages.map(({ id, topic, summary, timestamp }) => ({
+          id,
+          topic,
+          summary,
+          timestamp,
+        })),
+      });
+    },
+  );
+
+  server.registerResource(
+    "trace-history",
+    new ResourceTemplate("atrium://traces/{workflow_id}/{step_id}", { list: undefined }),
+    {
+      title: "Agent step trace",
+      description:
+        "Every trace event (thinking, tool calls, LLM calls, step_complete) of one step that ask ran; ask returns this URI.",
+      mimeType: "application/json",
+    },
+    async (uri, variables) => {
+      const workflowId = one(variables.workflow_id);
+      const stepId = one(variables.step_id);
+      // Only workflows this scope started: trace ids are not secrets, scopes are.
+      if (!workflowId.startsWith(workflowPrefix(context))) {
+        throw new McpToolError(`No trace of workflow ${workflowId} for this key.`);
+      }
+      return json(uri, { events: await context.chat.history(workflowId, stepId) });
+    },
+  );
+}

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { keyDigest, parseScopeDirectory, scopeTag } from "./scope.js";
+
+test("a key finds its scope by digest; workspace defaults to the tenant", () => {
+  const scopes = parseScopeDirectory(
+    JSON.stringify([
+      { key_sha256: keyDigest("alice-key").toUpperCase(), tenant_id: "acme", user_id: "alice" },
+      {
+        key_sha256: keyDigest("bob-key"),
+        tenant_id: "acme",
+        user_id: "bob",
+        agent_id: "cursor",
+        workspace_id: "ws-b",
+      },
+    ]),
+  );
+  assert.equal(scopes.size(), 2);
+  assert.deepEqual(scopes.forKey("alice-key"), {
+    tenantId: "acme",
+    userId: "alice",
+    agentId: "mcp",
+    workspaceId: "acme",
+  });
+  assert.equal(scopes.forKey("bob-key")?.workspaceId, "ws-b");
+  assert.equal(scopes.forKey("alice-key "), undefined);
+  assert.equal(scopes.forKey(keyDigest("alice-key")), undefined, "the digest is not a key");
+});
+
+test("a bad scope list names the problem", () => {
+  const digest = keyDigest("k");
+  assert.throws(() => parseScopeDirectory("{"), /not JSON/);
+  assert.throws(
+    () =>
+      parseScopeDirectory(JSON.stringify([{ key_sha256: "abc", tenant_id: "t", user_id: "u" }])),
+    /0\.key_sha256 must be the 64 hex digits/,
+  );
+  assert.throws(
+    () => parseScopeDirectory(JSON.stringify([{ key_sha256: digest, tenant_id: "t" }])),
+    /0\.user_id/,
+  );
+  assert.throws(
+    () =>
+      parseScopeDirectory(
+        JSON.stringify([{ key_sha256: digest, tenant_id: "t", user_id: "u", key: "k" }]),
+      ),
+    /key/,
+  );
+  const twice = { key_sha256: digest, tenant_id: "t", user_id: "u" };
+  assert.throws(() => parseScopeDirectory(JSON.stringify([twice, twice])), /appears twice/);
+});
+
+test("scope tags differ between users and agents", () => {
+  const base = { tenantId: "t", userId: "u", agentId: "a", workspaceId: "w" };
+  assert.match(scopeTag(base), /^[0-9a-f]{12}$/);
+  assert.notEqual(scopeTag(base), scopeTag({ ...base, userId: "v" }));
+  assert.notEqual(scopeTag(base), scopeTag({ ...base, agentId: "b" }));
+  assert.equal(scopeTag(base), scopeTag({ ...base, workspaceId: "other" }));
+});

@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import { z } from "zod";
+
+/**
+ * Who an MCP caller is. Fixed by the key it presented, never by a tool argument: memory reads and
+ * writes use tenant, user and agent; credentialed calls use only connections of the workspace.
+ */
+export interface McpScope {
+  tenantId: string;
+  userId: string;
+  agentId: string;
+  workspaceId: string;
+}
+
+export interface ScopeDirectory {
+  /** The scope of a presented key, or undefined when the key has none. */
+  forKey(presented: string): McpScope | undefined;
+  size(): number;
+}
+
+const entry = z.strictObject({
+  key_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/i, "must be the 64 hex digits of the key's SHA-256")
+    .transform((hex) => hex.toLowerCase()),
+  tenant_id: z.string().min(1),
+  user_id: z.string().min(1),
+  agent_id: z.string().min(1).default("mcp"),
+  workspace_id: z.string().min(1).optional(),
+});
+
+const scopeFile = z.array(entry);
+
+export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex");
+
+/**
+ * Scopes by the SHA-256 of each key, so the scope list is not itself a secret and can live in a
+ * config map next to the key file. workspace_id defaults to tenant_id.
+ */
+export function parseScopeDirectory(json: string): ScopeDirectory {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (error) {
+    throw new Error(`MCP scopes are not JSON: ${(error as Error).message}`);
+  }
+  const parsed = scopeFile.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`MCP scopes: ${issue.path.join(".") || "(root)"} ${issue.message}`);
+  }
+  const byDigest = new Map<string, McpScope>();
+  for (const item of parsed.data) {
+    if (byDigest.has(item.key_sha256)) {
+      throw new Error(`MCP scopes: key_sha256 ${item.key_sha256.slice(0, 12)}… appears twice`);
+    }
+    byDigest.set(item.key_sha256, {
+      tenantId: item.tenant_id,
+      userId: item.user_id,
+      agentId: item.agent_id,
+      workspaceId: item.workspace_id ?? item.tenant_id,
+    });
+  }
+  return {
+    forKey: (presented) => byDigest.get(keyDigest(presented)),
+    size: () => byDigest.size,
+  };
+}
+
+/**
+ * A short tag of the memory scope. Workflow ids started through MCP carry it, so a trace resource
+ * can refuse workflows of other scopes without any shared state between gateway instances.
+ */
+export function scopeTag(scope: McpScope): string {
+  return createHash("sha256")
+    .update(`${scope.tenantId}\u0000${scope.userId}\u0000${scope.agentId}`)
+    .digest("hex")
+    .slice(0, 12);
+}

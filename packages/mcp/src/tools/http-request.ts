@@ -1,0 +1,110 @@
+import type { ConnectionToken } from "@atrium/sdk";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import { type CredentialedCallRecord, callSignal, type ToolContext } from "../tool-context.js";
+import { guarded, McpToolError, toolResult } from "../tool-result.js";
+import { type CredentialedResponse, credentialedFetch } from "./credentialed-fetch.js";
+
+/**
+ * Secret values of a connection. A provider that echoes a request (debug endpoints, error pages)
+ * would otherwise hand the credential to the model; every copy is masked before the model sees
+ * the answer.
+ */
+function secretsOf(token: ConnectionToken): string[] {
+  return [token.access_token, token.api_key, token.password, token.id_token].filter(
+    (value): value is string => typeof value === "string" && value.length >= 4,
+  );
+}
+
+function redact(response: CredentialedResponse, secrets: string[]): CredentialedResponse {
+  const mask = (text: string) =>
+    secrets.reduce((masked, secret) => masked.split(secret).join("[credential]"), text);
+  return {
+    ...response,
+    url: mask(response.url),
+    body: mask(response.body),
+    headers: Object.fromEntries(
+      Object.entries(response.headers).map(([name, value]) => [name, mask(value)]),
+    ),
+  };
+}
+
+/**
+ * http_request: a call to a connected account's API with the credential injected by the SDK's
+ * strategies (createFetcher), so the model names a connection and never holds a token.
+ */
+export function registerHttpRequestTool(server: McpServer, context: ToolContext): void {
+  const { limits } = context;
+  server.registerTool(
+    "http_request",
+    {
+      title: "Call a connected account's API",
+      description:
+        "Make an HTTP request to the API of an account the user connected in Atrium (for example " +
+        "their GitHub or CRM). Atrium adds the account's credential itself: never put tokens or " +
+        "keys in the request. Only the provider's own API host is allowed (url may be a path such " +
+        "as /v1/me, resolved against it); other hosts and redirects to them are refused. " +
+        `Responses over ${limits.maxResponseBytes} bytes are cut (truncated: true); calls time out ` +
+        `after ${Math.round(limits.timeoutMs / 1000)} s. Returns {status, url, headers, body, ` +
+        "truncated}; a binary body is given as base64:.... If the connection needs attention or " +
+        "was revoked, the error says so: tell the user to reconnect the account.",
+      inputSchema: {
+        connection_id: z.string().min(1).describe("The Atrium connection of the account to use."),
+        method: z
+          .enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"])
+          .default("GET")
+          .describe("HTTP method."),
+        url: z.string().min(1).describe("Path on the provider's API (or a full URL on its host)."),
+        headers: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe("Extra request headers such as accept or content-type; no credentials."),
+        body: z.string().optional().describe("Request body, for example JSON text."),
+      },
+      outputSchema: {
+        status: z.number().int(),
+        url: z.string(),
+        headers: z.record(z.string(), z.string()),
+        body: z.string(),
+        truncated: z.boolean(),
+      },
+      annotations: { openWorldHint: true, destructiveHint: true },
+    },
+    (args, extra) =>
+      guarded("http_request", context.onError, async () => {
+        const signal = callSignal(context, extra);
+        const workspaceId = context.scope.workspaceId;
+        const record = (outcome: CredentialedCallRecord["outcome"]) =>
+          context.recordCall({
+            connectionId: args.connection_id,
+            method: args.method,
+            target: args.url.split("?")[0],
+            outcome,
+          });
+        let response: CredentialedResponse;
+        try {
+          const apiBaseUrl = await context.apiBaseUrl(args.connection_id, workspaceId, signal);
+          const fetcher = context.gateway.createFetcher(args.connection_id, { workspaceId });
+          response = await credentialedFetch(
+            fetcher,
+            apiBaseUrl,
+            {
+              method: args.method,
+              url: args.url,
+              headers: args.headers ?? {},
+              body: args.body,
+            },
+            limits,
+            signal,
+          );
+        } catch (error) {
+          record(error instanceof McpToolError ? "refused" : "failed");
+          throw error;
+        }
+        record(response.status);
+        // The fetcher has just fetched the token, so this is answered from the client's cache.
+        const token = await context.gateway.getToken(args.connection_id, { workspaceId, signal });
+        return toolResult({ ...redact(response, secretsOf(token)) });
+      }),
+  );
+}

@@ -1,0 +1,181 @@
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
+import type { ToolContext } from "../tool-context.js";
+import { guarded, McpToolError, toolResult } from "../tool-result.js";
+
+const metadata = z
+  .record(z.string(), z.string())
+  .optional()
+  .describe("Optional string labels (for example project or topic) that recall can filter on.");
+
+/** remember, recall and context: the user's memory, always in the scope of the caller's key. */
+export function registerMemoryTools(server: McpServer, context: ToolContext): void {
+  const { scope, memory, sessions } = context;
+
+  server.registerTool(
+    "remember",
+    {
+      title: "Remember",
+      description:
+        "Store something in the user's long-term memory so it can be recalled in later conversations. " +
+        "Call it after a meaningful exchange (pass user_message and, if you answered, agent_response) " +
+        "or to keep a fact or preference the user stated (pass note). Do not store secrets. " +
+        "Returns {stored: true, kind} once the memory service has written it durably.",
+      inputSchema: {
+        user_message: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("What the user said, verbatim. Use with agent_response for one turn."),
+        agent_response: z.string().optional().describe("What you answered to user_message."),
+        note: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("A fact or preference worth keeping, in one or two sentences."),
+        metadata,
+      },
+      outputSchema: { stored: z.boolean(), kind: z.enum(["interaction", "note"]) },
+      annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    },
+    (args) =>
+      guarded("remember", context.onError, async () => {
+        if ((args.user_message === undefined) === (args.note === undefined)) {
+          throw new McpToolError("remember needs exactly one of user_message or note.");
+        }
+        if (args.note !== undefined && args.agent_response !== undefined) {
+          throw new McpToolError("agent_response goes with user_message, not with note.");
+        }
+        if (args.note !== undefined) {
+          const note = args.note;
+          await sessions.withSession(scope, (id) =>
+            memory.storeEvent(id, {
+              role: "user",
+              type: "message",
+              content: note,
+              metadata: { ...args.metadata, kind: "note" },
+            }),
+          );
+          return toolResult({ stored: true, kind: "note" });
+        }
+        const userMessage = args.user_message as string;
+        await sessions.withSession(scope, (id) =>
+          memory.storeInteraction(id, {
+            user_message: userMessage,
+            agent_response: args.agent_response,
+            metadata: args.metadata,
+          }),
+        );
+        return toolResult({ stored: true, kind: "interaction" });
+      }),
+  );
+
+  server.registerTool(
+    "recall",
+    {
+      title: "Recall",
+      description:
+        "Search the user's long-term memory by meaning and keywords, across everything they discussed " +
+        "with any of their agents. Call it before answering when earlier conversations may matter " +
+        "(preferences, past decisions, people, projects). Returns {results: [{content, " +
+        "similarity_score, source_type, source_id, timestamp}]}, best first; content is a summary " +
+        "of a past conversation or a fact. An empty list means nothing relevant is stored. New " +
+        "memories become searchable a few seconds after remember.",
+      inputSchema: {
+        query: z.string().trim().min(1).describe("What to look for, in natural language."),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(50)
+          .optional()
+          .describe("Most results to return (default 10)."),
+        filter: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe("Only memories whose metadata has all these label values."),
+      },
+      outputSchema: {
+        results: z.array(
+          z.looseObject({
+            content: z.string(),
+            similarity_score: z.number(),
+            source_type: z.string(),
+            source_id: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (args) =>
+      guarded("recall", context.onError, async () => {
+        const results = await sessions.withSession(scope, (id) =>
+          memory.search(id, { query: args.query, limit: args.limit ?? 10, filter: args.filter }),
+        );
+        return toolResult({ results });
+      }),
+  );
+
+  server.registerTool(
+    "context",
+    {
+      title: "Conversation context",
+      description:
+        "Get the recent conversation window and the most relevant summarized conversations for the " +
+        "user. Call it at the start of a conversation to pick up where the user left off. With " +
+        "query, the summaries are chosen by relevance to it; without, the most recent ones. " +
+        "Returns {recent_events: [{role, type, content, timestamp}], relevant_pages: [{id, topic, " +
+        "summary, timestamp}]}, recent_events oldest first.",
+      inputSchema: {
+        query: z.string().trim().min(1).optional().describe("Topic of the current conversation."),
+        limit: z
+          .number()
+          .int()
+          .min(1)
+          .max(100)
+          .optional()
+          .describe("Most recent events to return (default 10)."),
+      },
+      outputSchema: {
+        recent_events: z.array(
+          z.object({
+            role: z.string(),
+            type: z.string(),
+            content: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
+        relevant_pages: z.array(
+          z.object({
+            id: z.string(),
+            topic: z.string(),
+            summary: z.string(),
+            timestamp: z.string().optional(),
+          }),
+        ),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (args) =>
+      guarded("context", context.onError, async () => {
+        const window = await sessions.withSession(scope, (id) =>
+          memory.getContext(id, { limit: args.limit, query: args.query }),
+        );
+        return toolResult({
+          recent_events: window.stm_events.map(({ role, type, content, timestamp }) => ({
+            role,
+            type,
+            content,
+            timestamp,
+          })),
+          relevant_pages: window.relevant_pages.map(({ id, topic, summary, timestamp }) => ({
+            id,
+            topic,
+            summary,
+            timestamp,
+          })),
+        });
+      }),
+  );
+}

@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, test } from "node:test";
+import type { ChatClient, ChatResponse } from "@atrium/sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ToolContext } from "../tool-context.js";
+import { createMcpHttpHandler } from "./http-handler.js";
+
+/** A chat that answers only when told to, and records whether its call was aborted. */
+const pending: { signal: AbortSignal; answer: (text: string) => void }[] = [];
+const chat = {
+  send: (request, options) =>
+    new Promise<ChatResponse>((resolve, reject) => {
+      const signal = options?.signal as AbortSignal;
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      pending.push({
+        signal,
+        answer: (answer) =>
+          resolve({
+            workflow_id: request.workflow_id ?? "",
+            step_id: "step_1",
+            status: "success",
+            answer,
+            sources: [],
+            tokens: {},
+            elapsed_ms: 1,
+          }),
+      });
+    }),
+  stream: async function* () {},
+  history: async () => [],
+} satisfies ChatClient;
+
+const context = {
+  scope: { tenantId: "t", userId: "u", agentId: "a", workspaceId: "w" },
+  chat,
+  limits: { timeoutMs: 1000, maxResponseBytes: 1024, maxRedirects: 0 },
+  recordCall: () => {},
+  onError: () => {},
+} as unknown as Omit<ToolContext, "cancelled">;
+
+let server: Server;
+let url: URL;
+
+before(async () => {
+  const handler = createMcpHttpHandler();
+  server = createServer(async (req, res) => {
+    // As on the gateway: stateless, POST only.
+    if (req.method !== "POST") return res.writeHead(405, { allow: "POST" }).end();
+    let text = "";
+    for await (const chunk of req) text += chunk;
+    // The caller's key digest stands in for the key, as the gateway passes it.
+    const callerKey = String(req.headers["x-caller"]);
+    await handler.handle(req, res, JSON.parse(text), { callerKey, context });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const connect = async (caller: string) => {
+  const client = new Client({ name: caller, version: "1" });
+  await client.connect(
+    new StreamableHTTPClientTransport(url, { requestInit: { headers: { "x-caller": caller } } }),
+  );
+  return client;
+};
+
+const untilPending = async (count: number) => {
+  while (pending.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+};
+
+test("a cancel in a later POST stops the call it names, and only for the same key", async () => {
+  const alice = await connect("alice");
+  const cancel = new AbortController();
+  const call = alice.callTool({ name: "ask", arguments: { message: "slow" } }, undefined, {
+    signal: cancel.signal,
+  });
+  await untilPending(1);
+  // Mallory knows the JSON-RPC id (ids are small integers) but holds another key.
+  const id = 1;
+  const forged = await fetch(url, {
+    method: "POST",
+    headers: {
+      "x-caller": "mallory",
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: id, reason: "forged" },
+    }),
+  });
+  assert.equal(forged.status, 202);
+  assert.equal(pending[0].signal.aborted, false, "another key cannot cancel alice's call");
+
+  cancel.abort("alice changed her mind");
+  await assert.rejects(call, /changed her mind/);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(pending[0].signal.aborted, true, "alice's own cancel reached the running call");
+  await alice.close();
+});
+
+test("calls that are not cancelled finish normally", async () => {
+  const bob = await connect("bob");
+  const call = bob.callTool({ name: "ask", arguments: { message: "quick" } });
+  await untilPending(2);
+  pending[1].answer("done");
+  const result = await call;
+  assert.equal((result.structuredContent as { answer: string }).answer, "done");
+  await bob.close();
+});
