@@ -268,7 +268,8 @@ interface SearchRow {
 async function searchPart(): Promise<SearchRow[]> {
   const rows: SearchRow[] = [];
   const embedder = createWeightedHashEmbedder();
-  const pg = await createTestPostgres({ max: 2 });
+  // The service's pool size (pg's default): the hybrid search runs its lists in parallel.
+  const pg = await createTestPostgres({ max: 10 });
   const lite = await createPgliteSql();
   const paths = (process.env.BENCH_PATHS ?? "exact,hnsw").split(",");
   const targets: { path: string; sql: Sql; key: string }[] = [

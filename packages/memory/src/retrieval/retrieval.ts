@@ -75,7 +75,7 @@ const CHAIN_CANDIDATES = 20;
 const EXPANDED_VECTOR_CHAINS = 5;
 const EXPANDED_LEXICAL_CHAINS = 3;
 /** Bounds the embedding work per search (hash embeddings: ~60 µs a turn). */
-const MAX_EMBEDDED_TURNS = 300;
+const MAX_EMBEDDED_TURNS = 200;
 const MAX_TURNS_PER_PAGE = 3;
 
 const rrf = (rank: number | undefined) => (rank === undefined ? 0 : 1 / (RRF_K + rank + 1));
@@ -147,11 +147,13 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         }),
       ]);
       const sources = lexicalTurns.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
-      const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
-      // The turns the terms came from hold them all: the second query is for the others.
-      const feedbackTurns = (
-        await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms)
-      ).filter((t) => !sources.includes(t.eventId));
+      const secondHop = async () => {
+        const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
+        // The turns the terms came from hold them all: the second query is for the others.
+        return (await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms)).filter(
+          (t) => !sources.includes(t.eventId),
+        );
+      };
       const expanded = [
         ...new Set([
           ...vectorChains
@@ -160,7 +162,10 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           ...lexicalChains.slice(0, EXPANDED_LEXICAL_CHAINS).map((c) => c.chainId),
         ]),
       ];
-      const chainTurns = await turnStore.ofChains(sql, owner, expanded);
+      const [feedbackTurns, chainTurns] = await Promise.all([
+        secondHop(),
+        turnStore.ofChains(sql, owner, expanded),
+      ]);
 
       const candidates = new Map<string, Candidate>();
       const candidate = (turn: Turn & { chainId?: string }, chainId = turn.chainId) => {

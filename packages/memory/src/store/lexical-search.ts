@@ -74,10 +74,10 @@ const B = 0.75;
  * common): a word in half of a million turns would make the index return half a million rows,
  * and the turns ranked first always contain a rarer term when the query has one.
  */
-const CANDIDATE_MAX_SHARE = 0.005;
+const CANDIDATE_MAX_SHARE = 0.001;
 const CANDIDATE_MIN_DOCUMENTS = 1000;
 /** Rows scored per query at most; only reached when every query word is common. */
-const MAX_CANDIDATES = 4000;
+const MAX_CANDIDATES = 1000;
 const MAX_CHAIN_CANDIDATES = 1000;
 /** The rarest query terms that are scored; a pasted paragraph stays one cheap query. */
 const MAX_TERMS = 16;
