@@ -95,6 +95,7 @@ export async function startMemoryService(
   const config = loadMemoryConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_MEMORY", options.env);
   const logger = options.logger ?? createLogger({ name: "memory" });
+  for (const warning of auth.warnings) logger.warn(warning);
   const cleanup: (() => Promise<unknown>)[] = [];
   const closeAll = async () => {
     for (const close of cleanup.reverse())

@@ -38,6 +38,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
   const config = loadAgentConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
   const logger = options.logger ?? createLogger({ name: "agent" });
+  for (const warning of auth.warnings) logger.warn(warning);
   const cache = createCache({ redisUrl: config.redisUrl });
   const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
   const release = async () => {

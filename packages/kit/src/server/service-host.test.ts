@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { exportJWK, exportSPKI, type GenerateKeyPairResult, generateKeyPair } from "jose";
 import { createAuthenticator } from "../auth/authenticator.js";
 import {
   apiKey,
@@ -207,7 +209,7 @@ describe("API key", () => {
 describe("JWT", () => {
   let host: RunningHost;
   before(async () => {
-    host = await startHost({ authenticator: createAuthenticator({ jwtSecret }) });
+    host = await startHost({ authenticator: createAuthenticator({ jwt: { secret: jwtSecret } }) });
   });
   after(() => host.stop());
 
@@ -265,10 +267,176 @@ describe("JWT", () => {
   });
 });
 
+/** Serves one JWKS document the way an identity provider does. */
+async function serveJwks(jwks: object): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(jwks));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/jwks`, server };
+}
+
+describe("JWT matrix: audience, issuer, HS256, RS256 (PEM) and ES256 (JWKS)", () => {
+  const audience = "atrium-memory";
+  const issuer = "https://idp.example";
+  const hosts: RunningHost[] = [];
+  let jwks: Server;
+  let keys: {
+    rsa: GenerateKeyPairResult;
+    ec: GenerateKeyPairResult;
+    otherRsa: GenerateKeyPairResult;
+    otherEc: GenerateKeyPairResult;
+    rsaPem: string;
+  };
+  let hs: RunningHost;
+  let rs: RunningHost;
+  let es: RunningHost;
+
+  before(async () => {
+    const [rsa, ec, otherRsa, otherEc] = await Promise.all([
+      generateKeyPair("RS256"),
+      generateKeyPair("ES256"),
+      generateKeyPair("RS256"),
+      generateKeyPair("ES256"),
+    ]);
+    keys = { rsa, ec, otherRsa, otherEc, rsaPem: await exportSPKI(rsa.publicKey) };
+    const served = await serveJwks({
+      keys: [{ ...(await exportJWK(ec.publicKey)), kid: "ec-1", alg: "ES256", use: "sig" }],
+    });
+    jwks = served.server;
+    const claimChecks = { audience, issuer };
+    hs = await startHost({
+      authenticator: createAuthenticator({ jwt: { secret: jwtSecret, ...claimChecks } }),
+    });
+    rs = await startHost({
+      authenticator: createAuthenticator({ jwt: { publicKey: keys.rsaPem, ...claimChecks } }),
+    });
+    es = await startHost({
+      authenticator: createAuthenticator({ jwt: { jwksUrl: served.url, ...claimChecks } }),
+    });
+    hosts.push(hs, rs, es);
+  });
+  after(async () => {
+    await Promise.all(hosts.map((h) => h.stop()));
+    jwks.close();
+  });
+
+  const good = { audience, issuer };
+  const rsKey = (pair: GenerateKeyPairResult) => ({ alg: "RS256" as const, key: pair.privateKey });
+  const esKey = (pair: GenerateKeyPairResult, kid = "ec-1") => ({
+    alg: "ES256" as const,
+    key: pair.privateKey,
+    kid,
+  });
+
+  test("each host accepts its own well-formed token on both transports", async () => {
+    const tokens: [RunningHost, string][] = [
+      [hs, await signJwt(claims, good)],
+      [rs, await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) })],
+      [es, await signJwt(claims, { ...good, privateKey: esKey(keys.ec) })],
+    ];
+    for (const [host, token] of tokens) {
+      const headers = { "x-jwt-token": token };
+      assert.equal((await restCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+      assert.equal((await grpcCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+    }
+  });
+
+  test("expired, tampered, alg none, wrong audience, issuer, key or algorithm: 401 / UNAUTHENTICATED", async () => {
+    const rsGood = await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) });
+    const esGood = await signJwt(claims, { ...good, privateKey: esKey(keys.ec) });
+    const cases: [string, RunningHost, string, string][] = [
+      ["HS256 no audience", hs, await signJwt(claims, { issuer }), "JWT lacks claim aud"],
+      ["HS256 no issuer", hs, await signJwt(claims, { audience }), "JWT lacks claim iss"],
+      [
+        "HS256 wrong audience",
+        hs,
+        await signJwt(claims, { ...good, audience: "some-other-service" }),
+        "JWT audience not accepted",
+      ],
+      [
+        "HS256 wrong issuer",
+        hs,
+        await signJwt(claims, { ...good, issuer: "https://evil.example" }),
+        "JWT issuer not accepted",
+      ],
+      ["HS256 expired", hs, await signJwt(claims, { ...good, expiresIn: -60 }), "JWT expired"],
+      ["HS256 alg none", hs, unsignedJwt(claims), "invalid JWT"],
+      ["RS256 tampered", rs, tamperedJwt(rsGood, { tenant_id: "other" }), "invalid JWT"],
+      [
+        "RS256 other key",
+        rs,
+        await signJwt(claims, { ...good, privateKey: rsKey(keys.otherRsa) }),
+        "invalid JWT",
+      ],
+      [
+        "RS256 expired",
+        rs,
+        await signJwt(claims, { ...good, expiresIn: -60, privateKey: rsKey(keys.rsa) }),
+        "JWT expired",
+      ],
+      [
+        "RS256 wrong audience",
+        rs,
+        await signJwt(claims, { ...good, audience: "x", privateKey: rsKey(keys.rsa) }),
+        "JWT audience not accepted",
+      ],
+      [
+        "HS256 keyed with the RS256 public key (key confusion)",
+        rs,
+        await signJwt(claims, { ...good, secret: keys.rsaPem }),
+        "invalid JWT",
+      ],
+      ["RS256 host, alg none", rs, unsignedJwt(claims), "invalid JWT"],
+      ["ES256 tampered", es, tamperedJwt(esGood, { user_id: "other" }), "invalid JWT"],
+      [
+        "ES256 other key, same kid",
+        es,
+        await signJwt(claims, { ...good, privateKey: esKey(keys.otherEc) }),
+        "invalid JWT",
+      ],
+      [
+        "ES256 unknown kid",
+        es,
+        await signJwt(claims, { ...good, privateKey: esKey(keys.ec, "nope") }),
+        "invalid JWT",
+      ],
+      [
+        "ES256 wrong issuer",
+        es,
+        await signJwt(claims, {
+          ...good,
+          issuer: "https://evil.example",
+          privateKey: esKey(keys.ec),
+        }),
+        "JWT issuer not accepted",
+      ],
+      [
+        "RS256 token on the ES256 host",
+        es,
+        await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) }),
+        "invalid JWT",
+      ],
+      ["HS256 token on the ES256 host", es, await signJwt(claims, good), "invalid JWT"],
+    ];
+    for (const [name, host, token, message] of cases) {
+      const headers = { "x-jwt-token": token };
+      const rest = await restCreate(host, headers);
+      assert.equal(rest.status, 401, name);
+      assert.deepEqual(rest.body, { code: "Unauthenticated", message }, name);
+      const grpc = await grpcCreate(host, headers);
+      assert.equal(grpc.code, "Unauthenticated", name);
+    }
+  });
+});
+
 describe("API key and JWT together", () => {
   let host: RunningHost;
   before(async () => {
-    host = await startHost({ authenticator: createAuthenticator({ apiKey, jwtSecret }) });
+    host = await startHost({
+      authenticator: createAuthenticator({ apiKey, jwt: { secret: jwtSecret } }),
+    });
   });
   after(() => host.stop());
 
@@ -301,7 +469,7 @@ describe("mTLS", () => {
     host = await startHost({ tls, authenticator: createAuthenticator({ mtls: true }) });
     combined = await startHost({
       tls,
-      authenticator: createAuthenticator({ mtls: true, apiKey, jwtSecret }),
+      authenticator: createAuthenticator({ mtls: true, apiKey, jwt: { secret: jwtSecret } }),
     });
   });
   after(() => Promise.all([host?.stop(), combined?.stop()]));
