@@ -1,4 +1,5 @@
 export { isAllowedReturnUrl } from "./access/return-url.js";
+export { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./auth/api-key.js";
 export {
   type AuthConfig,
   authConfigFromEnv,
