@@ -104,6 +104,9 @@ function mountBinding(
   app.route({
     method: binding.httpMethod,
     url: route.url,
+    config: {
+      paramNames: Object.fromEntries(route.variables.map((v) => [v.param, v.fieldPath.join(".")])),
+    },
     errorHandler: (error, request, reply) => sendError(fromFastifyError(error), request, reply),
     handler: async (request, reply) => {
       options.onCall?.(method, request);

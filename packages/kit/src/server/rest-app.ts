@@ -9,6 +9,7 @@ import { notFound, restError } from "../errors.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
+import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
 
 export interface RestAppOptions {
@@ -130,6 +131,14 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       }
     });
   }
+
+  // After authentication and body parsing, before any handler (and so any query) runs.
+  app.addHook("preValidation", async (request) =>
+    checkRestInput(
+      request,
+      (request.routeOptions.config as { paramNames?: Record<string, string> }).paramNames,
+    ),
+  );
 
   app.addHook("onResponse", async (request, reply) => {
     const operation = restOperation(request);

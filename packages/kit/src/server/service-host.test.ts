@@ -60,9 +60,14 @@ async function restCreate(host: RunningHost, headers: Record<string, string>, tl
 }
 
 /** CreateSession over gRPC; returns "OK" and the echoed identity, or the error code name. */
-async function grpcCreate(host: RunningHost, headers: Record<string, string>, tls?: TlsClient) {
+async function grpcCreate(
+  host: RunningHost,
+  headers: Record<string, string>,
+  tls?: TlsClient,
+  request = grpcBody,
+) {
   try {
-    const res = await memoryClient(host.grpcUrl, tls).createSession(grpcBody, { headers });
+    const res = await memoryClient(host.grpcUrl, tls).createSession(request, { headers });
     return { code: "OK", sessionId: res.sessionId };
   } catch (error) {
     return { code: Code[ConnectError.from(error).code], message: (error as Error).message };
@@ -138,6 +143,37 @@ describe("service host without auth", () => {
     assert.equal(((await res.json()) as { code: string }).code, "InvalidArgument");
   });
 
+  test("NUL and lone surrogates are refused before the handler on both transports", async () => {
+    const refusals: [string, RequestInit, string][] = [
+      [
+        "/api/v1/sessions",
+        { method: "POST", body: JSON.stringify({ ...body, tenant_id: "a\u0000b" }) },
+        "tenant_id must not contain a NUL character",
+      ],
+      [
+        "/api/v1/sessions",
+        { method: "POST", body: '{"tenant_id":"t","user_id":"\\ud800"}' },
+        "user_id must be valid Unicode (it holds a lone surrogate)",
+      ],
+      // GetSession throws when reached: a 400 proves the handler never ran.
+      ["/api/v1/sessions/abc%00def", {}, "session_id must not contain a NUL character"],
+      ["/api/v1/sessions/s1?x=%00", {}, "x must not contain a NUL character"],
+    ];
+    for (const [path, init, message] of refusals) {
+      const res = await fetch(`${host.restUrl}${path}`, {
+        ...init,
+        headers: { "content-type": "application/json" },
+      });
+      assert.equal(res.status, 400, path);
+      assert.deepEqual(await res.json(), { code: "InvalidArgument", message }, path);
+    }
+    const grpc = await grpcCreate(host, {}, undefined, { ...grpcBody, userId: "u\u0000" });
+    assert.deepEqual(grpc, {
+      code: "InvalidArgument",
+      message: "[invalid_argument] userId must not contain a NUL character",
+    });
+  });
+
   test("/metrics counts both transports by operation and status", async () => {
     await restCreate(host, {});
     await grpcCreate(host, {});
@@ -177,19 +213,31 @@ describe("API key", () => {
     }
   });
 
+  test("surrounding whitespace is normalised the same way on both transports", async () => {
+    for (const key of [`${apiKey} `, ` ${apiKey}\t`]) {
+      const headers = { "x-api-key": key };
+      assert.equal((await restCreate(host, headers)).status, 200, JSON.stringify(key));
+      assert.equal((await grpcCreate(host, headers)).code, "OK", JSON.stringify(key));
+    }
+    const padded = { "x-api-key": `${apiKey}x ` };
+    assert.equal((await restCreate(host, padded)).status, 401);
+    assert.equal((await grpcCreate(host, padded)).code, "Unauthenticated");
+  });
+
   test("missing or wrong key is 401 / UNAUTHENTICATED, logged with the mechanism", async () => {
     const variants: Record<string, string>[] = [
       {},
       { "x-api-key": "wrong" },
       { authorization: "Bearer wrong" },
     ];
+    const before = rejections(host).length;
     for (const headers of variants) {
       const rest = await restCreate(host, headers);
       assert.equal(rest.status, 401);
       assert.equal((rest.body as { code: string }).code, "Unauthenticated");
       assert.equal((await grpcCreate(host, headers)).code, "Unauthenticated");
     }
-    const logged = rejections(host);
+    const logged = rejections(host).slice(before);
     assert.equal(logged.length, 6);
     assert.ok(logged.every((e) => e.mechanism === "api_key"));
     assert.ok(!host.logs.raw().includes('wrong"'), "the presented key is never logged");
