@@ -173,8 +173,8 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     if (normalized.httpStatus >= 500) {
       logger.error({ reqId: request.id, err: normalized.cause ?? error }, "request failed");
     }
-    const { status, body } = restError(normalized);
-    return reply.status(status).send(body);
+    const { status, body, headers } = restError(normalized);
+    return reply.status(status).headers(headers).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
