@@ -33,7 +33,17 @@ export { type CacheOptions, createCache } from "./cache/create-cache.js";
 export type { HandlerErrorReporter } from "./cache/handler-error.js";
 export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
 export { createNearCache, type NearCache, type NearCacheOptions } from "./cache/near-cache.js";
-export { createRedisCache, type RedisCacheOptions } from "./cache/redis-cache.js";
+export {
+  CacheUnavailableError,
+  createRedisCache,
+  type RedisCacheOptions,
+} from "./cache/redis-cache.js";
+export {
+  isRedisConnectionError,
+  logRedisState,
+  type RedisStateChange,
+  type RedisStateReporter,
+} from "./cache/redis-state.js";
 export {
   envBoolean,
   envDuration,

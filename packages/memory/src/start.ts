@@ -11,8 +11,11 @@ import {
   createServiceHost,
   createSql,
   type Env,
+  isRedisConnectionError,
   type Logger,
+  logRedisState,
   migrateAtBoot,
+  type RedisStateChange,
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
@@ -118,7 +121,19 @@ export async function startMemoryService(
       logger,
     });
     const redisUrl = config.REDIS_URL?.toString();
-    const cache = createCache({ redisUrl });
+    // One line when Redis goes away and one when it is back, per component; the calls that fail
+    // meanwhile fall back to PostgreSQL (cache) or the sweep (queue) and log at debug only.
+    let onRedisBack: (component: string) => void = () => {};
+    const logState = logRedisState(logger);
+    const onRedisStateChange = (change: RedisStateChange) => {
+      logState(change);
+      if (change.state === "up") onRedisBack(change.component);
+    };
+    const onCacheError = (what: string) => (error: unknown, operation: string) => {
+      const level = isRedisConnectionError(error) ? "debug" : "warn";
+      logger[level]({ err: error, operation }, `${what} unavailable`);
+    };
+    const cache = createCache({ redisUrl, onRedisStateChange });
     cleanup.push(() => cache.close());
     // GetContext's reads (the STM window, the recent pages) stay in process memory while Redis
     // reports their keys unchanged.
@@ -127,7 +142,7 @@ export async function startMemoryService(
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
     cleanup.push(() => textAnalysis.close());
-    const queue = createQueue({ redisUrl });
+    const queue = createQueue({ redisUrl, onRedisStateChange });
     cleanup.push(() => queue.close());
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
 
@@ -148,15 +163,14 @@ export async function startMemoryService(
       near,
       events,
       size: config.MEMORY_STM_CACHE_SIZE,
-      onCacheError: (error, operation) =>
-        logger.warn({ err: error, operation }, "STM cache unavailable"),
+      onCacheError: onCacheError("STM cache"),
     });
+
     const recentPages = createRecentPages({
       sql,
       cache,
       near,
-      onCacheError: (error, operation) =>
-        logger.warn({ err: error, operation }, "recent pages cache unavailable"),
+      onCacheError: onCacheError("recent pages cache"),
     });
     const onChainsChanged = (scopes: Scope[]) => recentPages.invalidate(scopes);
     const worker = createChainCheckWorker({
@@ -169,7 +183,13 @@ export async function startMemoryService(
       analyser: createChainAnalyser({ llm, onLlmError, textAnalysis }),
       judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
     });
-    const chainChecks = createChainCheckScheduler({ queue, events, worker });
+    const chainChecks = createChainCheckScheduler({
+      queue,
+      events,
+      worker,
+      onQueueError: (error) =>
+        logger.debug({ err: error }, "chain check not queued; the next sweep queues it"),
+    });
     chainChecks.start();
     const promoter = createPromoter({
       onChainsChanged,
@@ -180,8 +200,16 @@ export async function startMemoryService(
     });
     cleanup.push(() => promoter.idle());
 
-    // Messages stored while no worker ran (a crash, a restart) still get their chain check.
-    await chainChecks.sweep();
+    onRedisBack = (component) => {
+      if (component === "cache") void window.dropStale();
+      // Checks that could not be queued while Redis was away.
+      else chainChecks.sweep().catch((error) => logger.warn({ err: error }, "sweep failed"));
+    };
+    // Messages stored while no worker ran (a crash, a restart) still get their chain check. With
+    // the queue unreachable, the scheduled sweep does it once Redis is back.
+    await chainChecks
+      .sweep()
+      .catch((error) => logger.warn({ err: error }, "start-up chain check sweep deferred"));
     if (config.MEMORY_PROMOTER_INTERVAL > 0) {
       const timer = setInterval(() => {
         chainChecks

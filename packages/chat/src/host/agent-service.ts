@@ -7,6 +7,7 @@ import {
   createServiceHost,
   type Env,
   type Logger,
+  logRedisState,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
 import { createKernel } from "../kernel/kernel.js";
@@ -39,7 +40,10 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
   const logger = options.logger ?? createLogger({ name: "agent" });
   for (const warning of auth.warnings) logger.warn(warning);
-  const cache = createCache({ redisUrl: config.redisUrl });
+  const cache = createCache({
+    redisUrl: config.redisUrl,
+    onRedisStateChange: logRedisState(logger),
+  });
   const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
   const release = async () => {
     memory?.close();
