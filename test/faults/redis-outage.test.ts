@@ -1,0 +1,116 @@
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  createTestPostgres,
+  eventually,
+  needsServer,
+  type TestPostgres,
+} from "@atrium/kit/testing";
+import { type OwnRedis, percentile, startOwnRedis } from "./fault-servers.js";
+import { type MemoryUnderFault, startMemoryUnderFault, timedGet } from "./memory-under-fault.js";
+import { startWriteLoad } from "./write-load.js";
+
+/**
+ * Redis is killed (SIGKILL) for 5 s while StoreInteraction runs at 50 writes/s. Writes are
+ * served from PostgreSQL meanwhile, at normal latency; health and GetContext answer; when a
+ * fresh Redis comes up on the same port the service uses it again without a restart.
+ */
+let pg: TestPostgres | undefined;
+let redis: OwnRedis | undefined;
+let memory: MemoryUnderFault | undefined;
+const consoleErrors: string[] = [];
+const originalConsoleError = console.error;
+
+before(async () => {
+  console.error = (...args: unknown[]) => {
+    consoleErrors.push(args.map(String).join(" "));
+  };
+});
+
+after(async () => {
+  console.error = originalConsoleError;
+  await memory?.service.stop();
+  await redis?.stop();
+  await pg?.drop();
+});
+
+test("kill -9 of Redis for 5 s under write load", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  pg = await createTestPostgres();
+  redis = await startOwnRedis();
+  memory = await startMemoryUnderFault({ DATABASE_URL: pg.url, REDIS_URL: redis.url });
+  const session = await memory.createSession();
+  const sessionUrl = `${memory.rest}/api/v1/sessions/${session}`;
+  const load = startWriteLoad({ url: `${sessionUrl}/interactions`, intervalMs: 20, prefix: "w" });
+
+  await sleep(1000);
+  await redis.kill();
+  const outageFrom = performance.now();
+  await sleep(300);
+  const health = await timedGet(`${memory.rest}/health`);
+  const apiHealth = await timedGet(`${memory.rest}/api/v1/health`);
+  const context = await timedGet(`${sessionUrl}/context?limit=5`);
+  await sleep(4700);
+  const outageTo = performance.now();
+  await redis.start();
+  await eventually("the service reports Redis back", () =>
+    memory!.logs().some((l) => l.msg === "cache: Redis reachable again"),
+  );
+  await sleep(1000);
+  const results = await load.stop();
+
+  // Every write succeeded, also during the outage, and fast.
+  const failures = results.filter((r) => r.status !== 200);
+  assert.deepEqual(failures, [], "every write is acknowledged");
+  const during = results.filter((r) => r.startedAt >= outageFrom && r.startedAt < outageTo);
+  assert.ok(during.length >= 150, `${during.length} writes during the outage`);
+  const p99 = percentile(
+    during.map((r) => r.latencyMs),
+    99,
+  );
+  assert.ok(p99 < 100, `p99 of writes during the outage: ${p99.toFixed(1)} ms`);
+
+  // Health and GetContext answered during the outage.
+  for (const [name, probe] of [
+    ["/health", health],
+    ["/api/v1/health", apiHealth],
+  ] as const) {
+    assert.equal(probe.status, 200, name);
+    assert.equal(probe.body.status, "degraded", name);
+    assert.ok(probe.ms < 1000, `${name} answered in ${probe.ms.toFixed(0)} ms`);
+  }
+  assert.equal(context.status, 200);
+  assert.equal(context.body.stm_events.length, 5);
+
+  // Every acknowledged write is stored exactly once.
+  const { rows } = await pg.sql.query<{ content: string; n: number }>(
+    "SELECT content, count(*)::int AS n FROM memory_events WHERE role = 'user' GROUP BY content",
+  );
+  const stored = new Map(rows.map((r) => [r.content, r.n]));
+  for (const r of results) assert.equal(stored.get(r.key), 1, r.key);
+  assert.equal(stored.size, results.length);
+
+  // Recovered without a restart: the window is rebuilt from PostgreSQL into the new Redis.
+  const last = results[results.length - 1].key;
+  const after = await timedGet(`${sessionUrl}/context?limit=4`);
+  assert.equal(after.status, 200);
+  assert.ok(
+    after.body.stm_events.some((e: { content: string }) => e.content === last),
+    "the newest write is in the context",
+  );
+  const cached = await fetch(`${memory.rest}/api/v1/health`).then((r) => r.json());
+  assert.equal(cached.status, "healthy");
+
+  // One line per state change and component; ioredis printed nothing.
+  const downs = memory.logs().filter((l) => /Redis unreachable/.test(l.msg));
+  assert.deepEqual(downs.map((l) => l.msg).sort(), [
+    "cache: Redis unreachable; working without it and reconnecting",
+    "queue: Redis unreachable; working without it and reconnecting",
+  ]);
+  assert.deepEqual(
+    consoleErrors.filter((l) => l.includes("ioredis")),
+    [],
+    "no [ioredis] Unhandled error event",
+  );
+});
