@@ -99,7 +99,9 @@ test("kill -9 of Redis for 5 s under write load", async (t) => {
     after.body.stm_events.some((e: { content: string }) => e.content === last),
     "the newest write is in the context",
   );
-  const cached = await fetch(`${memory.rest}/api/v1/health`).then((r) => r.json());
+  const cached = (await fetch(`${memory.rest}/api/v1/health`).then((r) => r.json())) as {
+    status: string;
+  };
   assert.equal(cached.status, "healthy");
 
   // One line per state change and component; ioredis printed nothing.
