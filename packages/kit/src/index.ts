@@ -90,6 +90,7 @@ export {
   type ServiceHost,
   type ServiceHostOptions,
 } from "./server/service-host.js";
+export { shutdownGraceMs } from "./server/shutdown-grace.js";
 export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
 export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
 export {

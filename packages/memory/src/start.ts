@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { memoryV1 } from "@atrium/api";
 import {
   authConfigFromEnv,
@@ -16,6 +17,7 @@ import {
   logRedisState,
   migrateAtBoot,
   type RedisStateChange,
+  shutdownGraceMs,
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
@@ -42,6 +44,9 @@ import { migrationsDir } from "./store/migrate.js";
 import { createRecentPages } from "./store/recent-pages.js";
 import { createSessionStore } from "./store/sessions.js";
 import { createVectorSearch } from "./store/vector-search.js";
+
+/** What running chain checks get to finish when the service stops. */
+const queueCloseMs = 500;
 
 export interface StartMemoryServiceOptions {
   env: NodeJS.ProcessEnv | Env;
@@ -143,7 +148,9 @@ export async function startMemoryService(
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
     cleanup.push(() => textAnalysis.close());
     const queue = createQueue({ redisUrl, onRedisStateChange });
-    cleanup.push(() => queue.close());
+    // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
+    // abandoned, its messages stay pending and the next start-up sweep queues them again.
+    cleanup.push(() => Promise.race([queue.close(), sleep(queueCloseMs)]));
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
 
     const embedder = createEmbedder(config, cache);
@@ -253,6 +260,7 @@ export async function startMemoryService(
       logger,
     });
     const host = createServiceHost({
+      shutdownGraceMs: shutdownGraceMs(options.env),
       name: "memory",
       logger,
       rest: { host: config.MEMORY_HOST, port: config.MEMORY_REST_PORT },

@@ -8,6 +8,7 @@ import {
   type Env,
   type Logger,
   logRedisState,
+  shutdownGraceMs,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
 import { createKernel } from "../kernel/kernel.js";
@@ -75,6 +76,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       sandbox: config.sandbox,
     });
     const host = createServiceHost({
+      shutdownGraceMs: shutdownGraceMs(options.env),
       name: "agent",
       logger,
       rest: { host: config.host, port: config.port },

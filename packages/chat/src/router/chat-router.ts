@@ -65,7 +65,7 @@ export function createChatRouter(
     const streams = new Set<TraceStreamHandle>();
     // Hijacked SSE responses would otherwise hold the server open on shutdown.
     app.addHook("preClose", async () => {
-      for (const stream of streams) stream.close();
+      for (const stream of streams) stream.shutdown();
     });
 
     // Malformed JSON, a wrong content type, an oversized body or input the host's input rule
