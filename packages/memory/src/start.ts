@@ -39,6 +39,7 @@ import { createRetrieval } from "./retrieval/retrieval.js";
 import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
+import { createIdempotencyStore } from "./store/idempotency.js";
 import { createLexicalSearch } from "./store/lexical-search.js";
 import { migrationsDir } from "./store/migrate.js";
 import { createRecentPages } from "./store/recent-pages.js";
@@ -164,6 +165,7 @@ export async function startMemoryService(
       onFallback: (reason) => logger.warn(reason),
     });
     const events = createEventStore(sql);
+    const idempotency = createIdempotencyStore(sql);
     const sessions = createSessionStore(sql);
     const window = createStmWindow({
       cache,
@@ -222,6 +224,7 @@ export async function startMemoryService(
         chainChecks
           .sweep()
           .then(() => promoter.runCycle())
+          .then(() => idempotency.purge())
           .catch((error) => logger.error({ err: error }, "scheduled memory cycle failed"));
       }, config.MEMORY_PROMOTER_INTERVAL);
       timer.unref();
