@@ -6,6 +6,7 @@ export interface WriteResult {
   startedAt: number;
   latencyMs: number;
   status: number;
+  retryAfter: string | null;
 }
 
 export interface WriteLoadOptions {
@@ -19,6 +20,18 @@ export interface WriteLoadOptions {
   timeoutMs?: number;
 }
 
+/** Sends one write of the load again, with its key, as a client retrying it would. */
+export async function retryWrite(url: string, key: string): Promise<number> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", "idempotency-key": key },
+    body: JSON.stringify({ user_message: key, agent_response: `re ${key}` }),
+    signal: AbortSignal.timeout(5000),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
 /** A fixed-rate write load; `stop` waits for the writes in flight and returns every outcome. */
 export function startWriteLoad(options: WriteLoadOptions) {
   const results: WriteResult[] = [];
@@ -29,6 +42,7 @@ export function startWriteLoad(options: WriteLoadOptions) {
     const key = `${options.prefix}-${i}`;
     const startedAt = performance.now();
     let status = 0;
+    let retryAfter: string | null = null;
     try {
       const res = await fetch(options.url, {
         method: "POST",
@@ -38,10 +52,12 @@ export function startWriteLoad(options: WriteLoadOptions) {
       });
       await res.arrayBuffer();
       status = res.status;
+      retryAfter = res.headers.get("retry-after");
     } catch {
       status = 0;
     }
-    results.push({ n: i, key, startedAt, latencyMs: performance.now() - startedAt, status });
+    const latencyMs = performance.now() - startedAt;
+    results.push({ n: i, key, startedAt, latencyMs, status, retryAfter });
   };
   const loop = (async () => {
     while (!stopped) {

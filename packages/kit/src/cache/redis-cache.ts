@@ -72,7 +72,12 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   state.track(subscriber);
   const wasReady = new WeakSet<Redis>();
   for (const connection of [commands, subscriber]) {
-    connection.once("ready", () => wasReady.add(connection));
+    connection.once("ready", () => {
+      wasReady.add(connection);
+      // From now on a command that finds the connection down (one auto-pipelined a tick after
+      // `live` let it through, say) is refused at once instead of waiting out its timeout.
+      connection.options.enableOfflineQueue = false;
+    });
   }
   /** The connection, or CacheUnavailableError at once while it is reconnecting. */
   const live = (connection: Redis): Redis => {

@@ -113,6 +113,12 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
       });
       const scope = createTransactionScope((text, params) => run(client, text, params));
       let broken: Error | undefined;
+      // The pool listens for errors of idle clients only: a connection lost mid-transaction
+      // would otherwise be an uncaught 'error' event. The failing query rejects on its own.
+      const onLost = (error: Error) => {
+        broken = error;
+      };
+      client.on("error", onLost);
       try {
         await run(client, "BEGIN");
         const value = await fn(scope.tx);
@@ -129,6 +135,7 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
         }
         throw error;
       } finally {
+        client.off("error", onLost);
         client.release(broken);
       }
     },
