@@ -132,3 +132,34 @@ test("kill -9 of Redis for 5 s under write load", async (t) => {
     "no [ioredis] Unhandled error event",
   );
 });
+
+test("started with Redis unreachable: one line per component, then quiet; writes and health work", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const schema = await createTestPostgres();
+  t.after(() => schema.drop());
+  const deadRedis = await startOwnRedis();
+  await deadRedis.kill();
+  const service = await startMemoryUnderFault({
+    DATABASE_URL: schema.url,
+    REDIS_URL: deadRedis.url,
+  });
+  t.after(() => service.service.stop());
+  const session = await service.createSession();
+  const stored = await retryWrite(`${service.rest}/api/v1/sessions/${session}/interactions`, "s-1");
+  assert.equal(stored, 200);
+  const health = await timedGet(`${service.rest}/health`);
+  assert.equal(health.body.status, "degraded");
+  assert.ok(health.ms < 1000, `/health answered in ${health.ms.toFixed(0)} ms`);
+  // ioredis retries every few hundred ms meanwhile.
+  await sleep(2500);
+  // Each probe of a degraded /health logs its failing check; everything else said it once.
+  const warnings = service.logs().filter((l) => l.level >= 40 && l.msg !== "health check failing");
+  assert.deepEqual(warnings.map((l) => l.msg).sort(), [
+    "cache: Redis unreachable; working without it and reconnecting",
+    "queue: Redis unreachable; working without it and reconnecting",
+  ]);
+  assert.deepEqual(
+    consoleErrors.filter((l) => l.includes("ioredis")),
+    [],
+  );
+});
