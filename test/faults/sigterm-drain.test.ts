@@ -14,7 +14,7 @@ import { freePort } from "../gateway-tcp-proxy.js";
  * flight (answering them `Connection: close`), lose no acknowledged write, and exit 0 within
  * SHUTDOWN_GRACE_MS.
  */
-const graceMs = 3000;
+const graceMs = 5000;
 const root = new URL("../../", import.meta.url).pathname;
 let pg: TestPostgres | undefined;
 after(() => pg?.drop());

@@ -39,7 +39,7 @@ function version(): string {
 }
 
 /**
- * SIGTERM/SIGINT drain every service (each host cuts what is still open a second before the
+ * SIGTERM/SIGINT drain every service (each host cuts what is still open two seconds before the
  * grace ends); the process is gone by SHUTDOWN_GRACE_MS even if a cleanup step hangs.
  */
 function stopOnSignals(running: RunningService[]): void {

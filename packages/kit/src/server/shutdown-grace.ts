@@ -6,8 +6,8 @@ export const defaultShutdownGraceMs = 10_000;
 
 /**
  * `SHUTDOWN_GRACE_MS`: how long a stopping process may take, whatever its clients do. The host
- * gives in-flight requests all but the last second of it (see `drainDeadlineMs`), so cleanup
- * after the cut still ends inside it.
+ * gives in-flight requests all but the last two seconds of it (see `drainDeadlineMs`), so the
+ * cleanup after the cut (queue, worker threads, pools) still ends inside it.
  */
 export function shutdownGraceMs(env: Env): number {
   return loadConfig(
@@ -18,7 +18,7 @@ export function shutdownGraceMs(env: Env): number {
   ).SHUTDOWN_GRACE_MS;
 }
 
-/** When connections still open are cut: a second before the grace ends, or half-way. */
+/** When connections still open are cut: two seconds before the grace ends, or half-way. */
 export function drainDeadlineMs(graceMs: number): number {
-  return Math.max(graceMs - 1000, graceMs / 2);
+  return Math.max(graceMs - 2000, graceMs / 2);
 }
