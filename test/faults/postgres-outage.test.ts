@@ -4,8 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { memoryV1 } from "@atrium/api";
 import { createPostgresSql } from "@atrium/kit";
 import { eventually } from "@atrium/kit/testing";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { type OwnPostgres, startOwnPostgres } from "./fault-servers.js";
 import { type MemoryUnderFault, startMemoryUnderFault, timedGet } from "./memory-under-fault.js";
 import { retryWrite, startWriteLoad } from "./write-load.js";
@@ -13,9 +16,21 @@ import { retryWrite, startWriteLoad } from "./write-load.js";
 /**
  * The service's PostgreSQL (a cluster of this test's own) is stopped with `-m immediate` for 2 s
  * under 50 writes/s, then started again. Writes meanwhile are refused 503 with Retry-After, never
- * 500; health answers within a second; writes succeed again without a restart; a client that
+ * 500 (gRPC UNAVAILABLE with retry-after); health answers within a second; writes succeed again without a restart; a client that
  * retries each refused write with its idempotency key ends with every write stored exactly once.
  */
+/** StoreInteraction over gRPC: the code and `retry-after` metadata of its refusal. */
+async function grpcStore(baseUrl: string, sessionId: string) {
+  const client = createClient(memoryV1.MemoryService, createGrpcTransport({ baseUrl }));
+  try {
+    await client.storeInteraction({ sessionId, userMessage: "over grpc" });
+    return { code: "OK" };
+  } catch (error) {
+    const e = ConnectError.from(error);
+    return { code: Code[e.code], retryAfter: e.metadata.get("retry-after") };
+  }
+}
+
 let pg: OwnPostgres | undefined;
 let memory: MemoryUnderFault | undefined;
 const dataDir = mkdtempSync(join(tmpdir(), "atrium-faults-data-"));
@@ -38,7 +53,8 @@ test("PostgreSQL stopped (-m immediate) and started under write load", async () 
   await pg.stop();
   await sleep(300);
   const health = await timedGet(`${memory.rest}/health`);
-  await sleep(1700);
+  const grpcRefusal = await grpcStore(memory.service.urls.grpc ?? "", session);
+  await sleep(1500);
   await pg.start();
   const outageTo = performance.now();
   await eventually(
@@ -64,6 +80,7 @@ test("PostgreSQL stopped (-m immediate) and started under write load", async () 
     [],
     "only writes around the outage were refused",
   );
+  assert.deepEqual(grpcRefusal, { code: "Unavailable", retryAfter: "1" });
   assert.equal(health.status, 200);
   assert.equal(health.body.status, "degraded");
   assert.ok(health.ms < 1000, `/health answered in ${health.ms.toFixed(0)} ms`);
