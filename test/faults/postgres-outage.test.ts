@@ -16,9 +16,11 @@ import { retryWrite, startWriteLoad } from "./write-load.js";
 /**
  * The service's PostgreSQL (a cluster of this test's own) is stopped with `-m immediate` for 2 s
  * under 50 writes/s, then started again. Writes meanwhile are refused 503 with Retry-After, never
- * 500 (gRPC UNAVAILABLE with retry-after); health answers within a second; writes succeed again without a restart; a client that
- * retries each refused write with its idempotency key ends with every write stored exactly once.
+ * 500 (gRPC: UNAVAILABLE with retry-after); health answers within a second; writes succeed again
+ * without a restart; a client that retries each refused write with its idempotency key ends with
+ * every write stored exactly once.
  */
+
 /** StoreInteraction over gRPC: the code and `retry-after` metadata of its refusal. */
 async function grpcStore(baseUrl: string, sessionId: string) {
   const client = createClient(memoryV1.MemoryService, createGrpcTransport({ baseUrl }));
