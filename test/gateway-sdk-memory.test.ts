@@ -78,3 +78,19 @@ test("every implemented memory route through the SDK, with the service's own err
     (error: unknown) => error instanceof AtriumHttpError && error.status === 400,
   );
 });
+
+test("a write retried with the SDK's idempotencyKey answers alike and stores once", async () => {
+  const memory = createMemoryClient({ baseUrl: service.urls.rest });
+  const { session_id } = await memory.createSession({ tenant_id: "acme", user_id: "u-2" });
+  const input = { type: "observation" as const, role: "system" as const, content: "retried" };
+  const first = await memory.storeEvent(session_id, input, { idempotencyKey: "sdk-1" });
+  const again = await memory.storeEvent(session_id, input, { idempotencyKey: "sdk-1" });
+  assert.equal(again.event_id, first.event_id);
+  await memory.storeInteraction(session_id, { user_message: "hi" }, { idempotencyKey: "sdk-2" });
+  await memory.storeInteraction(session_id, { user_message: "hi" }, { idempotencyKey: "sdk-2" });
+  const context = await memory.getContext(session_id, { limit: 10 });
+  assert.deepEqual(
+    context.stm_events.map((e) => e.content),
+    ["retried", "hi"],
+  );
+});

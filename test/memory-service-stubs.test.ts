@@ -152,7 +152,7 @@ describe("JWT auth on", () => {
   let host: ServiceHost;
   let transports: Transport[];
   before(async () => {
-    ({ host, transports } = await serve(createAuthenticator({ jwtSecret })));
+    ({ host, transports } = await serve(createAuthenticator({ jwt: { secret: jwtSecret } })));
   });
   after(() => host.stop());
 

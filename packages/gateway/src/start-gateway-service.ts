@@ -1,5 +1,12 @@
 import { gatewayV1 } from "@atrium/api";
-import { ConfigError, createLogger, createServiceHost, type Env, type Logger } from "@atrium/kit";
+import {
+  ConfigError,
+  createLogger,
+  createServiceHost,
+  type Env,
+  type Logger,
+  shutdownGraceMs,
+} from "@atrium/kit";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createApiKeyStore } from "./access/api-key-store.js";
@@ -110,6 +117,7 @@ export async function startGatewayService(
     : handlers;
 
   const host = createServiceHost({
+    shutdownGraceMs: shutdownGraceMs(options.env),
     name: "gateway",
     logger,
     rest: { host: config.host, port: config.restPort },

@@ -37,5 +37,9 @@ test("a spec-fixed body and status override the table", () => {
     httpStatus: 410,
     httpBody: { code: "connection_revoked" },
   });
-  assert.deepEqual(restError(e), { status: 410, body: { code: "connection_revoked" } });
+  assert.deepEqual(restError(e), {
+    status: 410,
+    body: { code: "connection_revoked" },
+    headers: {},
+  });
 });

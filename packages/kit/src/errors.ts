@@ -32,6 +32,8 @@ export interface AtriumErrorOptions {
   /** Overrides the REST body; used only where a spec gives an exact body. */
   httpBody?: Record<string, unknown>;
   cause?: unknown;
+  /** When a retry may succeed: REST `Retry-After`, gRPC `retry-after` metadata. */
+  retryAfterSeconds?: number;
 }
 
 /**
@@ -49,7 +51,11 @@ export class AtriumError extends ConnectError {
   readonly httpBody: Record<string, unknown> | undefined;
 
   constructor(code: Code, message: string, options: AtriumErrorOptions = {}) {
-    super(message, code, undefined, undefined, options.cause);
+    const metadata =
+      options.retryAfterSeconds === undefined
+        ? undefined
+        : { "retry-after": String(options.retryAfterSeconds) };
+    super(message, code, metadata, undefined, options.cause);
     // ConnectError pins its own prototype; restore ours so `instanceof AtriumError` holds.
     // Connect recognizes its errors by `name === "ConnectError"`, so the name stays as is.
     Object.setPrototypeOf(this, new.target.prototype);
@@ -93,12 +99,18 @@ export interface RestErrorBody {
   [key: string]: unknown;
 }
 
-/** REST status and body for an error: `{"code": "<GrpcCodeName>", "message": "…"}`. */
+/**
+ * REST status, body and headers for an error: `{"code": "<GrpcCodeName>", "message": "…"}`, with
+ * `Retry-After` when the error says a retry may succeed.
+ */
 export function restError(error: unknown): {
   status: number;
   body: RestErrorBody | Record<string, unknown>;
+  headers: Record<string, string>;
 } {
   const e = toAtriumError(error);
-  if (e.httpBody) return { status: e.httpStatus, body: e.httpBody };
-  return { status: e.httpStatus, body: { code: Code[e.code], message: e.plainMessage } };
+  const retryAfter = e.metadata.get("retry-after");
+  const headers: Record<string, string> = retryAfter ? { "retry-after": retryAfter } : {};
+  if (e.httpBody) return { status: e.httpStatus, body: e.httpBody, headers };
+  return { status: e.httpStatus, body: { code: Code[e.code], message: e.plainMessage }, headers };
 }

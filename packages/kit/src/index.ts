@@ -1,4 +1,5 @@
 export { isAllowedReturnUrl } from "./access/return-url.js";
+export { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./auth/api-key.js";
 export {
   type AuthConfig,
   authConfigFromEnv,
@@ -32,7 +33,17 @@ export { type CacheOptions, createCache } from "./cache/create-cache.js";
 export type { HandlerErrorReporter } from "./cache/handler-error.js";
 export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
 export { createNearCache, type NearCache, type NearCacheOptions } from "./cache/near-cache.js";
-export { createRedisCache, type RedisCacheOptions } from "./cache/redis-cache.js";
+export {
+  CacheUnavailableError,
+  createRedisCache,
+  type RedisCacheOptions,
+} from "./cache/redis-cache.js";
+export {
+  isRedisConnectionError,
+  logRedisState,
+  type RedisStateChange,
+  type RedisStateReporter,
+} from "./cache/redis-state.js";
 export {
   envBoolean,
   envDuration,
@@ -79,6 +90,7 @@ export {
   type ServiceHost,
   type ServiceHostOptions,
 } from "./server/service-host.js";
+export { shutdownGraceMs } from "./server/shutdown-grace.js";
 export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
 export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
 export {

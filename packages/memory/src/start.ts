@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { memoryV1 } from "@atrium/api";
 import {
   authConfigFromEnv,
@@ -11,8 +12,12 @@ import {
   createServiceHost,
   createSql,
   type Env,
+  isRedisConnectionError,
   type Logger,
+  logRedisState,
   migrateAtBoot,
+  type RedisStateChange,
+  shutdownGraceMs,
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
@@ -34,11 +39,15 @@ import { createRetrieval } from "./retrieval/retrieval.js";
 import { createMemoryService } from "./service/memory-service.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
+import { createIdempotencyStore } from "./store/idempotency.js";
 import { createLexicalSearch } from "./store/lexical-search.js";
 import { migrationsDir } from "./store/migrate.js";
 import { createRecentPages } from "./store/recent-pages.js";
 import { createSessionStore } from "./store/sessions.js";
 import { createVectorSearch } from "./store/vector-search.js";
+
+/** What running chain checks get to finish when the service stops. */
+const queueCloseMs = 500;
 
 export interface StartMemoryServiceOptions {
   env: NodeJS.ProcessEnv | Env;
@@ -95,6 +104,7 @@ export async function startMemoryService(
   const config = loadMemoryConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_MEMORY", options.env);
   const logger = options.logger ?? createLogger({ name: "memory" });
+  for (const warning of auth.warnings) logger.warn(warning);
   const cleanup: (() => Promise<unknown>)[] = [];
   const closeAll = async () => {
     for (const close of cleanup.reverse())
@@ -117,7 +127,19 @@ export async function startMemoryService(
       logger,
     });
     const redisUrl = config.REDIS_URL?.toString();
-    const cache = createCache({ redisUrl });
+    // One line when Redis goes away and one when it is back, per component; the calls that fail
+    // meanwhile fall back to PostgreSQL (cache) or the sweep (queue) and log at debug only.
+    let onRedisBack: (component: string) => void = () => {};
+    const logState = logRedisState(logger);
+    const onRedisStateChange = (change: RedisStateChange) => {
+      logState(change);
+      if (change.state === "up") onRedisBack(change.component);
+    };
+    const onCacheError = (what: string) => (error: unknown, operation: string) => {
+      const level = isRedisConnectionError(error) ? "debug" : "warn";
+      logger[level]({ err: error, operation }, `${what} unavailable`);
+    };
+    const cache = createCache({ redisUrl, onRedisStateChange });
     cleanup.push(() => cache.close());
     // GetContext's reads (the STM window, the recent pages) stay in process memory while Redis
     // reports their keys unchanged.
@@ -126,8 +148,10 @@ export async function startMemoryService(
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
     cleanup.push(() => textAnalysis.close());
-    const queue = createQueue({ redisUrl });
-    cleanup.push(() => queue.close());
+    const queue = createQueue({ redisUrl, onRedisStateChange });
+    // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
+    // abandoned, its messages stay pending and the next start-up sweep queues them again.
+    cleanup.push(() => Promise.race([queue.close(), sleep(queueCloseMs)]));
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
 
     const embedder = createEmbedder(config, cache);
@@ -141,21 +165,21 @@ export async function startMemoryService(
       onFallback: (reason) => logger.warn(reason),
     });
     const events = createEventStore(sql);
+    const idempotency = createIdempotencyStore(sql);
     const sessions = createSessionStore(sql);
     const window = createStmWindow({
       cache,
       near,
       events,
       size: config.MEMORY_STM_CACHE_SIZE,
-      onCacheError: (error, operation) =>
-        logger.warn({ err: error, operation }, "STM cache unavailable"),
+      onCacheError: onCacheError("STM cache"),
     });
+
     const recentPages = createRecentPages({
       sql,
       cache,
       near,
-      onCacheError: (error, operation) =>
-        logger.warn({ err: error, operation }, "recent pages cache unavailable"),
+      onCacheError: onCacheError("recent pages cache"),
     });
     const onChainsChanged = (scopes: Scope[]) => recentPages.invalidate(scopes);
     const worker = createChainCheckWorker({
@@ -168,7 +192,13 @@ export async function startMemoryService(
       analyser: createChainAnalyser({ llm, onLlmError, textAnalysis }),
       judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
     });
-    const chainChecks = createChainCheckScheduler({ queue, events, worker });
+    const chainChecks = createChainCheckScheduler({
+      queue,
+      events,
+      worker,
+      onQueueError: (error) =>
+        logger.debug({ err: error }, "chain check not queued; the next sweep queues it"),
+    });
     chainChecks.start();
     const promoter = createPromoter({
       onChainsChanged,
@@ -179,13 +209,22 @@ export async function startMemoryService(
     });
     cleanup.push(() => promoter.idle());
 
-    // Messages stored while no worker ran (a crash, a restart) still get their chain check.
-    await chainChecks.sweep();
+    onRedisBack = (component) => {
+      if (component === "cache") void window.dropStale();
+      // Checks that could not be queued while Redis was away.
+      else chainChecks.sweep().catch((error) => logger.warn({ err: error }, "sweep failed"));
+    };
+    // Messages stored while no worker ran (a crash, a restart) still get their chain check. With
+    // the queue unreachable, the scheduled sweep does it once Redis is back.
+    await chainChecks
+      .sweep()
+      .catch((error) => logger.warn({ err: error }, "start-up chain check sweep deferred"));
     if (config.MEMORY_PROMOTER_INTERVAL > 0) {
       const timer = setInterval(() => {
         chainChecks
           .sweep()
           .then(() => promoter.runCycle())
+          .then(() => idempotency.purge())
           .catch((error) => logger.error({ err: error }, "scheduled memory cycle failed"));
       }, config.MEMORY_PROMOTER_INTERVAL);
       timer.unref();
@@ -224,6 +263,7 @@ export async function startMemoryService(
       logger,
     });
     const host = createServiceHost({
+      shutdownGraceMs: shutdownGraceMs(options.env),
       name: "memory",
       logger,
       rest: { host: config.MEMORY_HOST, port: config.MEMORY_REST_PORT },

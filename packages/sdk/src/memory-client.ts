@@ -12,6 +12,7 @@ import type {
   SearchResult,
   StoreEventResult,
   StoreInteractionResult,
+  WriteOptions,
 } from "./memory-types.js";
 
 export interface MemoryClientOptions {
@@ -26,13 +27,24 @@ export interface MemoryClientOptions {
 
 export interface MemoryClient {
   createSession(input: CreateSessionInput): Promise<CreateSessionResult>;
-  storeInteraction(sessionId: string, input: InteractionInput): Promise<StoreInteractionResult>;
-  storeEvent(sessionId: string, input: EventInput): Promise<StoreEventResult>;
+  storeInteraction(
+    sessionId: string,
+    input: InteractionInput,
+    options?: WriteOptions,
+  ): Promise<StoreInteractionResult>;
+  storeEvent(
+    sessionId: string,
+    input: EventInput,
+    options?: WriteOptions,
+  ): Promise<StoreEventResult>;
   getContext(sessionId: string, query?: ContextQuery): Promise<MemoryContext>;
   search(sessionId: string, input: SearchInput): Promise<SearchResult[]>;
   health(): Promise<MemoryHealth>;
   triggerGraphAnalytics(): Promise<AnalyticsTriggerResult>;
 }
+
+const retryable = (options: WriteOptions = {}): Record<string, string> =>
+  options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {};
 
 /** Typed wrappers over the memory REST API; failures throw AtriumHttpError with status and body. */
 export function createMemoryClient(options: MemoryClientOptions): MemoryClient {
@@ -44,9 +56,10 @@ export function createMemoryClient(options: MemoryClientOptions): MemoryClient {
 
   return {
     createSession: (input) => http.json("POST", "api/v1/sessions", { body: input }),
-    storeInteraction: (id, input) =>
-      http.json("POST", session(id, "/interactions"), { body: input }),
-    storeEvent: (id, input) => http.json("POST", session(id, "/events"), { body: input }),
+    storeInteraction: (id, input, write) =>
+      http.json("POST", session(id, "/interactions"), { body: input, headers: retryable(write) }),
+    storeEvent: (id, input, write) =>
+      http.json("POST", session(id, "/events"), { body: input, headers: retryable(write) }),
     getContext: (id, query = {}) =>
       http.json("GET", session(id, "/context"), {
         query: { limit: query.limit, query: query.query },

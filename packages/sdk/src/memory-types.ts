@@ -23,6 +23,15 @@ export interface InteractionInput {
   timestamp?: string;
 }
 
+/** Options of a write a client may retry. */
+export interface WriteOptions {
+  /**
+   * Sent as `Idempotency-Key`: a retry with the same key (within a day) returns the first
+   * result and stores nothing again, whichever instance answers.
+   */
+  idempotencyKey?: string;
+}
+
 export interface StoreInteractionResult {
   success: boolean;
   interaction_id: string;

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { startBrokerService } from "@atrium/broker";
 import { startAgentService } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
-import { createLogger, synchronousStdout } from "@atrium/kit";
+import { createLogger, shutdownGraceMs, synchronousStdout } from "@atrium/kit";
 import { startStdioBridge } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
 import {
@@ -38,11 +38,20 @@ function version(): string {
   return pkg.version;
 }
 
+/**
+ * SIGTERM/SIGINT drain every service (each host cuts what is still open two seconds before the
+ * grace ends); the process is gone by SHUTDOWN_GRACE_MS even if a cleanup step hangs.
+ */
 function stopOnSignals(running: RunningService[]): void {
+  const graceMs = shutdownGraceMs(process.env);
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
+    setTimeout(() => {
+      console.error(`atrium: not stopped within SHUTDOWN_GRACE_MS (${graceMs} ms); exiting`);
+      process.exit(1);
+    }, graceMs).unref();
     await stopAll(running);
     process.exit(0);
   };

@@ -1,6 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
-import { AtriumError, type Authenticator, Code } from "@atrium/kit";
+import {
+  AtriumError,
+  type Authenticator,
+  apiKeyDigest,
+  Code,
+  matchesApiKey,
+  normalizeApiKey,
+} from "@atrium/kit";
 
 export interface ApiKeySetOptions {
   /** Keys from the environment (API_KEYS / API_KEY). */
@@ -20,8 +26,6 @@ export interface ApiKeySet extends Authenticator {
   size(): number;
 }
 
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
-
 export function parseKeyFile(text: string): string[] {
   return text
     .split(/\r?\n/)
@@ -34,7 +38,7 @@ export function parseKeyFile(text: string): string[] {
  * changes, so keys rotate without a restart. Comparison is by SHA-256 digest in constant time.
  */
 export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
-  let digests: Buffer[] = options.keys.map(digest);
+  let digests: Buffer[] = options.keys.map(apiKeyDigest);
   const seen = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
 
@@ -50,20 +54,16 @@ export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
     if (!changed) return;
     const all = [...options.keys, ...fromFiles];
     if (all.length === 0) throw new Error("no API key configured");
-    digests = all.map(digest);
+    digests = all.map(apiKeyDigest);
   }
 
   const unauthenticated = (message: string) => new AtriumError(Code.Unauthenticated, message);
 
   return {
     async authenticate(request) {
-      const presented = request.headers.get("x-api-key")?.trim();
+      const presented = normalizeApiKey(request.headers.get("x-api-key"));
       if (!presented) throw unauthenticated("missing X-API-Key");
-      const candidate = digest(presented);
-      let ok = false;
-      // No early exit: the time taken does not reveal which key matched.
-      for (const d of digests) ok = timingSafeEqual(candidate, d) || ok;
-      if (!ok) throw unauthenticated("invalid X-API-Key");
+      if (!matchesApiKey(presented, digests)) throw unauthenticated("invalid X-API-Key");
       return undefined;
     },
     load: () => read(true),

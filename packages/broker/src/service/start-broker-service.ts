@@ -10,6 +10,7 @@ import {
   type Logger,
   migrateAtBoot,
   type Sql,
+  shutdownGraceMs,
 } from "@atrium/kit";
 import { credentials } from "@grpc/grpc-js";
 import { createApiKeySet } from "../access/api-key-set.js";
@@ -154,6 +155,7 @@ async function start(
   cleanups.push(() => apiKeys.stop());
 
   const host = createServiceHost({
+    shutdownGraceMs: shutdownGraceMs(options.env),
     name: "broker",
     logger,
     rest: { host: config.host, port: config.restPort },

@@ -7,6 +7,8 @@ import {
   createServiceHost,
   type Env,
   type Logger,
+  logRedisState,
+  shutdownGraceMs,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
 import { createKernel } from "../kernel/kernel.js";
@@ -38,7 +40,11 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
   const config = loadAgentConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
   const logger = options.logger ?? createLogger({ name: "agent" });
-  const cache = createCache({ redisUrl: config.redisUrl });
+  for (const warning of auth.warnings) logger.warn(warning);
+  const cache = createCache({
+    redisUrl: config.redisUrl,
+    onRedisStateChange: logRedisState(logger),
+  });
   const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
   const release = async () => {
     memory?.close();
@@ -70,6 +76,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       sandbox: config.sandbox,
     });
     const host = createServiceHost({
+      shutdownGraceMs: shutdownGraceMs(options.env),
       name: "agent",
       logger,
       rest: { host: config.host, port: config.port },

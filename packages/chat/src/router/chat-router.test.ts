@@ -11,6 +11,7 @@ import { startTestChatApp } from "../testing/chat-app.js";
 import { readSse } from "../testing/sse-client.js";
 import type { TraceEvent } from "../trace/trace-event.js";
 import { assertFrameworkAvailable } from "./framework.js";
+import { shutdownMessage } from "./trace-stream.js";
 
 const post = (base: string, body: unknown, path = "/api/v1/chat") =>
   fetch(`${base}${path}`, {
@@ -311,4 +312,23 @@ test("the factory says so when Fastify cannot be loaded", () => {
     /needs the web framework package 'fastify'/,
   );
   assert.doesNotThrow(() => assertFrameworkAvailable());
+});
+
+test("a server shutting down ends open streams with a final error event", async (t) => {
+  const chat = await startTestChatApp(createMemoryCache(), echoKernel);
+  let closed = false;
+  t.after(() => (closed ? undefined : chat.close()));
+  await chat.bus.publish({ workflow_id: "wf_drain", step_id: "s", type: "thinking", data: {} });
+  const reading = readSse(`${chat.base}/api/v1/chat/stream/wf_drain`);
+  while (chat.bus.cache?.subscriberCount() === 0) await sleep(5);
+  closed = true;
+  await chat.close();
+  const result = await reading;
+  assert.deepEqual(
+    result.events.map((e) => [e.type, e.data.message]),
+    [
+      ["thinking", undefined],
+      ["error", shutdownMessage],
+    ],
+  );
 });

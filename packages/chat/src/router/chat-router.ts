@@ -1,3 +1,4 @@
+import { AtriumError } from "@atrium/kit";
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
 import { isValidTraceId } from "../trace/trace-event.js";
@@ -64,18 +65,17 @@ export function createChatRouter(
     const streams = new Set<TraceStreamHandle>();
     // Hijacked SSE responses would otherwise hold the server open on shutdown.
     app.addHook("preClose", async () => {
-      for (const stream of streams) stream.close();
+      for (const stream of streams) stream.shutdown();
     });
 
-    // Malformed JSON, a wrong content type or an oversized body answer in the chat API's own
-    // `{error}` shape rather than the host's.
+    // Malformed JSON, a wrong content type, an oversized body or input the host's input rule
+    // refuses answer in the chat API's own `{error}` shape rather than the host's.
     app.setErrorHandler((error: Error & { statusCode?: number }, _request, reply) => {
-      const status =
-        error.statusCode && error.statusCode >= 400 && error.statusCode < 500
-          ? error.statusCode
-          : 500;
+      const clientStatus = error instanceof AtriumError ? error.httpStatus : error.statusCode;
+      const status = clientStatus && clientStatus >= 400 && clientStatus < 500 ? clientStatus : 500;
       if (status === 500) onError(error, "request");
-      return sendError(reply, status, { error: status === 500 ? "internal error" : error.message });
+      const message = error instanceof AtriumError ? error.plainMessage : error.message;
+      return sendError(reply, status, { error: status === 500 ? "internal error" : message });
     });
 
     app.post(`${prefix}/chat`, { schema: docs("Run a chat message") }, async (request, reply) => {

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { type AddressInfo, createServer } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
@@ -89,3 +90,31 @@ test("clients joining at random moments get every event exactly once (Redis)", a
   });
   await proveNoLossNoDuplicates(cache, workflowId);
 });
+
+test("with Redis unreachable a stream sends its error event instead of hanging", async (t) => {
+  const port = await deadPort();
+  const warnings: string[] = [];
+  const cache = createRedisCache({
+    url: `redis://127.0.0.1:${port}`,
+    onStateChange: ({ state }) => warnings.push(state),
+  });
+  const chat = await startTestChatApp(cache, async () => ({ status: "success", metadata: {} }));
+  t.after(async () => {
+    await chat.close();
+    await cache.close();
+  });
+  const result = await readSse(`${chat.base}/api/v1/chat/stream/wf_no_redis`);
+  assert.deepEqual(
+    result.events.map((e) => [e.type, e.data.message]),
+    [["error", "trace stream failed"]],
+  );
+  assert.deepEqual(warnings, ["down"], "one warning, however often it retries");
+});
+
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

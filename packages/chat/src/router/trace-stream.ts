@@ -21,10 +21,14 @@ export interface TraceStreamOptions {
   onError?: (error: unknown) => void;
 }
 
-/** Lets the host end a stream early, e.g. when the server shuts down. */
+/** Lets the host end a stream early when the server shuts down. */
 export interface TraceStreamHandle {
-  close(): void;
+  /** Ends the stream with a final `error` event telling the client to reconnect elsewhere. */
+  shutdown(): void;
 }
+
+/** The message of the last event a stream sends when its server shuts down. */
+export const shutdownMessage = "server shutting down; reconnect with Last-Event-ID";
 
 /** Live events waiting for one slow client before its stream is closed. */
 export const maxQueuedEvents = 10_000;
@@ -65,12 +69,18 @@ export function serveTraceStream(
   const live: Live[] = [];
   let lastActivity = Date.now();
 
+  let shuttingDown = false;
   const close = () => {
     if (closed) return;
     closed = true;
     wake?.();
   };
-  const unregister = register({ close });
+  const unregister = register({
+    shutdown() {
+      shuttingDown = !closed;
+      close();
+    },
+  });
   req.on("close", close);
   res.on("close", close);
   res.on("error", close);
@@ -179,6 +189,11 @@ export function serveTraceStream(
     closed = true;
     req.off("close", close);
     unregister();
-    if (!res.writableEnded) res.end();
+    if (res.writableEnded) return;
+    if (shuttingDown) {
+      const event = localEvent(workflowId, "error", { message: shutdownMessage });
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+    }
+    res.end();
   });
 }

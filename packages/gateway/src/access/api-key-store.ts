@@ -1,5 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import { apiKeyDigest, matchesApiKey, normalizeApiKey } from "@atrium/kit";
 import { splitList } from "../config/gateway-config.js";
 
 export interface ApiKeyStoreOptions {
@@ -23,17 +23,14 @@ export interface ApiKeyStore {
   check(presented: string | null | undefined): KeyVerdict;
 }
 
-const digest = (key: string) => createHash("sha256").update(key).digest();
-
 export function createApiKeyStore(options: ApiKeyStoreOptions): ApiKeyStore {
-  // Digests, so every comparison is between equal-length buffers and runs in constant time.
-  const fromEnv = options.keys.map(digest);
+  const fromEnv = options.keys.map(apiKeyDigest);
   const fromFiles = new Map<string, Buffer[]>();
   let timer: NodeJS.Timeout | undefined;
 
   // One key per line (or comma-separated); `#` starts a comment, as in the broker's key files.
   const readKeys = async (file: string) =>
-    splitList((await readFile(file, "utf8")).replace(/#.*$/gm, "")).map(digest);
+    splitList((await readFile(file, "utf8")).replace(/#.*$/gm, "")).map(apiKeyDigest);
 
   const reload = async () => {
     for (const file of options.files) {
@@ -62,12 +59,9 @@ export function createApiKeyStore(options: ApiKeyStoreOptions): ApiKeyStore {
     },
     size: () => all().length,
     check(presented) {
-      if (!presented) return "missing";
-      const candidate = digest(presented);
-      let match = false;
-      // No early exit: the time taken does not say which key, or whether any, matched.
-      for (const key of all()) match = timingSafeEqual(key, candidate) || match;
-      return match ? "ok" : "wrong";
+      const key = normalizeApiKey(presented);
+      if (!key) return "missing";
+      return matchesApiKey(key, all()) ? "ok" : "wrong";
     },
   };
 }

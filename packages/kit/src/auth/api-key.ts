@@ -1,25 +1,44 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { AuthenticationError } from "./authentication-error.js";
 
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
+/**
+ * The one normalisation of a presented or configured API key: surrounding whitespace is no part
+ * of it. HTTP/1 strips it from header values before anyone sees them and HTTP/2 keeps it, so
+ * without this a padded key passed on REST and failed on gRPC. Empty means absent.
+ */
+export function normalizeApiKey(value: string | null | undefined): string | undefined {
+  const key = value?.trim();
+  return key ? key : undefined;
+}
+
+/** SHA-256 of the normalised key: equal-length buffers, so comparison is constant-time. */
+export const apiKeyDigest = (key: string) =>
+  createHash("sha256")
+    .update(normalizeApiKey(key) ?? "", "utf8")
+    .digest();
+
+/** Whether a presented key matches any digest; no early exit reveals which one, or whether any. */
+export function matchesApiKey(presented: string, digests: readonly Buffer[]): boolean {
+  const candidate = apiKeyDigest(presented);
+  let match = false;
+  for (const digest of digests) match = timingSafeEqual(candidate, digest) || match;
+  return match;
+}
 
 function presentedKey(headers: Headers): string | undefined {
-  const header = headers.get("x-api-key");
-  if (header) return header.trim();
+  const header = normalizeApiKey(headers.get("x-api-key"));
+  if (header) return header;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
   return match?.[1];
 }
 
-/**
- * Checks `X-API-Key: K` or `Authorization: Bearer K` against the one shared key. Comparing
- * SHA-256 digests keeps the comparison constant-time whatever the presented length.
- */
+/** Checks `X-API-Key: K` or `Authorization: Bearer K` against the one shared key. */
 export function createApiKeyCheck(apiKey: string): (headers: Headers) => void {
-  const expected = digest(apiKey);
+  const expected = [apiKeyDigest(apiKey)];
   return (headers) => {
     const presented = presentedKey(headers);
     if (presented === undefined) throw new AuthenticationError("api_key", "missing API key");
-    if (!timingSafeEqual(digest(presented), expected)) {
+    if (!matchesApiKey(presented, expected)) {
       throw new AuthenticationError("api_key", "invalid API key");
     }
   };

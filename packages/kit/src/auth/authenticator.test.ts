@@ -33,7 +33,7 @@ describe("createAuthenticator", () => {
   });
 
   test("checks run in the order mTLS, API key, JWT and name the mechanism", async () => {
-    const auth = createAuthenticator({ mtls: true, apiKey: "k", jwtSecret: secret });
+    const auth = createAuthenticator({ mtls: true, apiKey: "k", jwt: { secret } });
     const nothing = { headers: new Headers(), clientCertificateVerified: false };
     assert.equal((await rejection(auth.authenticate(nothing))).mechanism, "mtls");
     const certOnly = { ...nothing, clientCertificateVerified: true };
@@ -58,7 +58,7 @@ describe("createAuthenticator", () => {
   });
 
   test("claims of the wrong type are refused", async () => {
-    const auth = createAuthenticator({ jwtSecret: secret });
+    const auth = createAuthenticator({ jwt: { secret } });
     for (const claims of [
       { tenant_id: 1, user_id: "u" },
       { tenant_id: "t", user_id: "" },

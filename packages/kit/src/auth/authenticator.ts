@@ -1,26 +1,26 @@
 import { createApiKeyCheck } from "./api-key.js";
 import { AuthenticationError } from "./authentication-error.js";
 import type { Authenticator } from "./identity.js";
-import { createJwtCheck } from "./jwt.js";
+import { createJwtCheck, type JwtOptions } from "./jwt.js";
 
 export interface AuthenticatorOptions {
   /** Shared API key; absent switches API key auth off. */
   apiKey?: string;
-  /** HS256 secret for JWTs; absent switches JWT auth off. */
-  jwtSecret?: string;
+  /** JWT key source and claim checks; absent switches JWT auth off. */
+  jwt?: JwtOptions;
   /** Require a client certificate verified against the CA at the TLS layer. */
   mtls?: boolean;
 }
 
 /** True when any mechanism is on; a host skips the authenticator otherwise. */
 export function authEnabled(options: AuthenticatorOptions): boolean {
-  return Boolean(options.apiKey || options.jwtSecret || options.mtls);
+  return Boolean(options.apiKey || options.jwt || options.mtls);
 }
 
 /** Runs the enabled checks in the spec's order (mTLS, API key, JWT); all must pass. */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
   const checkApiKey = options.apiKey ? createApiKeyCheck(options.apiKey) : undefined;
-  const checkJwt = options.jwtSecret ? createJwtCheck(options.jwtSecret) : undefined;
+  const checkJwt = options.jwt ? createJwtCheck(options.jwt) : undefined;
   return {
     async authenticate(request) {
       if (options.mtls && !request.clientCertificateVerified) {

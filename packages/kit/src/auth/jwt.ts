@@ -1,6 +1,21 @@
-import { errors, type JWTPayload, jwtVerify } from "jose";
+import { createPublicKey, type KeyObject } from "node:crypto";
+import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
 import { AuthenticationError } from "./authentication-error.js";
 import type { Identity } from "./identity.js";
+
+/** Exactly one key source: an HS256 secret, a PEM public key, or an identity provider's JWKS. */
+export interface JwtOptions {
+  /** HS256 shared secret. */
+  secret?: string;
+  /** PEM public key or certificate; RS256 for an RSA key, ES256 for a P-256 key. */
+  publicKey?: string;
+  /** JWKS URL of an identity provider; RS256 and ES256 keys, chosen by `kid`. */
+  jwksUrl?: string;
+  /** When set, `aud` must contain it. */
+  audience?: string;
+  /** When set, `iss` must equal it. */
+  issuer?: string;
+}
 
 function presentedToken(headers: Headers): string | undefined {
   const header = headers.get("x-jwt-token");
@@ -20,27 +35,61 @@ function requiredString(payload: JWTPayload, claim: string): string {
 function rejection(error: unknown): AuthenticationError {
   if (error instanceof AuthenticationError) return error;
   if (error instanceof errors.JWTExpired) return new AuthenticationError("jwt", "JWT expired");
-  if (error instanceof errors.JWTClaimValidationFailed && error.reason === "missing") {
-    return new AuthenticationError("jwt", `JWT lacks claim ${error.claim}`);
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.reason === "missing") {
+      return new AuthenticationError("jwt", `JWT lacks claim ${error.claim}`);
+    }
+    if (error.claim === "aud") return new AuthenticationError("jwt", "JWT audience not accepted");
+    if (error.claim === "iss") return new AuthenticationError("jwt", "JWT issuer not accepted");
   }
   return new AuthenticationError("jwt", "invalid JWT");
 }
 
+/** The algorithm a PEM key can verify; anything else is a configuration mistake. */
+export function pemAlgorithm(key: KeyObject): "RS256" | "ES256" {
+  if (key.asymmetricKeyType === "rsa") return "RS256";
+  if (key.asymmetricKeyType === "ec" && key.asymmetricKeyDetails?.namedCurve === "prime256v1") {
+    return "ES256";
+  }
+  throw new Error(`unsupported JWT public key type ${key.asymmetricKeyType ?? "unknown"}`);
+}
+
+type Verifier = { key: JWTVerifyGetKey; algorithms: string[] };
+
+function verifierFor(options: JwtOptions): Verifier {
+  if (options.secret) {
+    const secret = new TextEncoder().encode(options.secret);
+    return { key: async () => secret, algorithms: ["HS256"] };
+  }
+  if (options.publicKey) {
+    const key = createPublicKey(options.publicKey);
+    return { key: async () => key, algorithms: [pemAlgorithm(key)] };
+  }
+  if (options.jwksUrl) {
+    return { key: createRemoteJWKSet(new URL(options.jwksUrl)), algorithms: ["RS256", "ES256"] };
+  }
+  throw new Error("JWT auth needs a secret, a public key or a JWKS URL");
+}
+
 /**
- * Verifies `X-JWT-Token: T` or `Authorization: JWT T`: HS256 only (so `alg: none` and key
- * confusion are refused), `exp` required, and the identity claims `tenant_id`, `user_id`
- * (required) and `agent_id` (optional).
+ * Verifies `X-JWT-Token: T` or `Authorization: JWT T` with the one configured key source. The
+ * algorithms are fixed by that source (so `alg: none` and HS256-with-a-public-key confusion are
+ * refused), `exp` is required, `aud` and `iss` are checked when configured, and the identity
+ * claims are `tenant_id`, `user_id` (required) and `agent_id` (optional).
  */
-export function createJwtCheck(secret: string): (headers: Headers) => Promise<Identity> {
-  const key = new TextEncoder().encode(secret);
+export function createJwtCheck(options: JwtOptions): (headers: Headers) => Promise<Identity> {
+  const { key, algorithms } = verifierFor(options);
+  const verifyOptions = {
+    algorithms,
+    requiredClaims: ["exp"],
+    audience: options.audience,
+    issuer: options.issuer,
+  };
   return async (headers) => {
     const token = presentedToken(headers);
     if (token === undefined) throw new AuthenticationError("jwt", "missing JWT");
     try {
-      const { payload } = await jwtVerify(token, key, {
-        algorithms: ["HS256"],
-        requiredClaims: ["exp"],
-      });
+      const { payload } = await jwtVerify(token, key, verifyOptions);
       const identity: Identity = {
         tenantId: requiredString(payload, "tenant_id"),
         userId: requiredString(payload, "user_id"),

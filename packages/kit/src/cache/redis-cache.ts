@@ -3,6 +3,7 @@ import type { Cache, KeyWatch, MessageHandler, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError, warnKeyWatchError } from "./handler-error.js";
 import { assertKeep } from "./list-range.js";
 import { watchRedisKeys } from "./redis-key-watch.js";
+import { createRedisStateTracker, type RedisStateReporter } from "./redis-state.js";
 import { ttlMilliseconds } from "./ttl.js";
 
 export interface RedisCacheOptions {
@@ -10,6 +11,18 @@ export interface RedisCacheOptions {
   onHandlerError?: HandlerErrorReporter;
   /** Names both connections (CLIENT SETNAME) so operators can tell them apart. */
   connectionName?: string;
+  /** Longest a command waits for its reply (default 500 ms); then it fails like a cache miss. */
+  commandTimeoutMs?: number;
+  /** Told once when Redis goes away and once when it is back (default: a process warning). */
+  onStateChange?: RedisStateReporter;
+}
+
+/** Thrown at once while a connection that was up is reconnecting: callers fall back right away. */
+export class CacheUnavailableError extends Error {
+  constructor() {
+    super("Redis is unavailable (reconnecting)");
+    this.name = "CacheUnavailableError";
+  }
 }
 
 interface Subscription {
@@ -31,9 +44,19 @@ interface Channel {
 export function createRedisCache(options: RedisCacheOptions): Cache {
   const onHandlerError = options.onHandlerError ?? warnHandlerError;
   const name = options.connectionName;
+  const state = createRedisStateTracker(name ?? "cache", options.onStateChange);
+  // Every call is bounded: a reply takes at most commandTimeout, a command caught by a dropped
+  // connection fails at once instead of being retried after the reconnect (maxRetriesPerRequest
+  // 0), and one issued while reconnecting fails at once (see `live`). Before the first connect,
+  // commands wait in the offline queue, still bounded by the timeout.
+  const bounded = {
+    commandTimeout: options.commandTimeoutMs ?? 500,
+    maxRetriesPerRequest: 0,
+  };
   // Auto-pipelining: commands issued in one tick (many requests' reads and writes) go out in one
   // write and come back in one read, instead of a system call pair each.
   const commands = new Redis(options.url, {
+    ...bounded,
     enableAutoPipelining: true,
     ...(name ? { connectionName: `${name}:commands` } : {}),
   });
@@ -41,9 +64,28 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   // during the INFO handshake, its reply puts the connection in subscriber mode, the check then
   // fails and the subscription silently never delivers. Pub/sub does not need the dataset loaded.
   const subscriber = new Redis(options.url, {
+    ...bounded,
     enableReadyCheck: false,
     ...(name ? { connectionName: `${name}:subscriber` } : {}),
   });
+  state.track(commands);
+  state.track(subscriber);
+  const wasReady = new WeakSet<Redis>();
+  for (const connection of [commands, subscriber]) {
+    connection.once("ready", () => {
+      wasReady.add(connection);
+      // From now on a command that finds the connection down (one auto-pipelined a tick after
+      // `live` let it through, say) is refused at once instead of waiting out its timeout.
+      connection.options.enableOfflineQueue = false;
+    });
+  }
+  /** The connection, or CacheUnavailableError at once while it is reconnecting. */
+  const live = (connection: Redis): Redis => {
+    if (wasReady.has(connection) && connection.status !== "ready") {
+      throw new CacheUnavailableError();
+    }
+    return connection;
+  };
   const channels = new Map<string, Channel>();
   const watches = new Set<KeyWatch>();
   let closed = false;
@@ -67,7 +109,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
       .then(async () => {
         const wanted = channel.subscriptions.size > 0;
         if (wanted && !channel.subscribedInRedis) {
-          await subscriber.subscribe(channelName);
+          await live(subscriber).subscribe(channelName);
           channel.subscribedInRedis = true;
         } else if (!wanted && channel.subscribedInRedis) {
           await subscriber.unsubscribe(channelName);
@@ -92,53 +134,56 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   return {
     kind: "redis",
 
-    get: (key) => commands.get(key),
+    get: async (key) => live(commands).get(key),
 
     async set(key, value, ttlSeconds) {
-      if (ttlSeconds === undefined) await commands.set(key, value);
-      else await commands.set(key, value, "PX", ttlMilliseconds(ttlSeconds));
+      if (ttlSeconds === undefined) await live(commands).set(key, value);
+      else await live(commands).set(key, value, "PX", ttlMilliseconds(ttlSeconds));
     },
 
     async del(...keys) {
-      return keys.length === 0 ? 0 : commands.del(...keys);
+      return keys.length === 0 ? 0 : live(commands).del(...keys);
     },
 
-    incr: (key) => commands.incr(key),
+    incr: async (key) => live(commands).incr(key),
 
     async expire(key, ttlSeconds) {
-      await commands.pexpire(key, ttlMilliseconds(ttlSeconds));
+      await live(commands).pexpire(key, ttlMilliseconds(ttlSeconds));
     },
 
     async lpush(key, ...values) {
-      return values.length === 0 ? commands.llen(key) : commands.lpush(key, ...values);
+      const c = live(commands);
+      return values.length === 0 ? c.llen(key) : c.lpush(key, ...values);
     },
 
     async rpush(key, ...values) {
-      return values.length === 0 ? commands.llen(key) : commands.rpush(key, ...values);
+      const c = live(commands);
+      return values.length === 0 ? c.llen(key) : c.rpush(key, ...values);
     },
 
-    lrange: (key, start, stop) => commands.lrange(key, start, stop),
+    lrange: async (key, start, stop) => live(commands).lrange(key, start, stop),
 
     async ltrim(key, start, stop) {
-      await commands.ltrim(key, start, stop);
+      await live(commands).ltrim(key, start, stop);
     },
 
     async lpushTrim(key, values, keep) {
       assertKeep(keep);
+      const c = live(commands);
       if (values.length === 0) {
-        await commands.ltrim(key, 0, keep - 1);
+        await c.ltrim(key, 0, keep - 1);
         return;
       }
       // Issued together, both join the connection's auto-pipeline: one write shared with every
       // other command of this tick. (MULTI/EXEC would be a write of its own per call; a reader
       // between the two commands sees at most `values.length` extra old entries at the end.)
-      await Promise.all([commands.lpush(key, ...values), commands.ltrim(key, 0, keep - 1)]);
+      await Promise.all([c.lpush(key, ...values), c.ltrim(key, 0, keep - 1)]);
     },
 
-    llen: (key) => commands.llen(key),
+    llen: async (key) => live(commands).llen(key),
 
     async publish(channel, message) {
-      await commands.publish(channel, message);
+      await live(commands).publish(channel, message);
     },
 
     async subscribe(channelName, handler): Promise<Unsubscribe> {
@@ -184,6 +229,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
         prefixes,
         onChange,
         onError: warnKeyWatchError,
+        track: state.track,
         ...(name ? { connectionName: name } : {}),
       });
       watches.add(watch);
@@ -199,12 +245,13 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     },
 
     async ping() {
-      await commands.ping();
+      await live(commands).ping();
     },
 
     async close() {
       if (closed) return;
       closed = true;
+      state.stop();
       channels.clear();
       const stopping = [...watches].map((watch) => watch.stop());
       watches.clear();

@@ -11,6 +11,8 @@ export interface RedisKeyWatchOptions {
    */
   onError: (error: unknown) => void;
   connectionName?: string;
+  /** Takes each connection's error events (see RedisStateTracker); without it they are ignored. */
+  track?: (connection: Redis) => void;
 }
 
 const INVALIDATIONS = "__redis__:invalidate";
@@ -38,6 +40,11 @@ export function watchRedisKeys(options: RedisKeyWatchOptions): KeyWatch {
     enableReadyCheck: false,
     ...(name ? { connectionName: `${name}:tracking-control` } : {}),
   });
+  for (const connection of [receiver, controller]) {
+    if (options.track) options.track(connection);
+    // An error event nobody listens to is printed with its stack on every reconnect attempt.
+    else connection.on("error", () => undefined);
+  }
   const prefixArguments = options.prefixes.flatMap((prefix) => ["PREFIX", prefix]);
   let active = false;
   let stopped = false;

@@ -1,6 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Job as BullJob, Queue as BullQueue, Worker } from "bullmq";
 import { Redis } from "ioredis";
+import {
+  createRedisStateTracker,
+  isRedisConnectionError,
+  type RedisStateReporter,
+} from "../cache/redis-state.js";
 import { resolveJobOptions } from "./job-options.js";
 import type { FailedJob, JobHandler, Queue } from "./queue.js";
 
@@ -11,8 +16,12 @@ export interface BullmqQueueOptions {
    * BullMQ's scripts need on Redis Cluster.
    */
   prefix?: string;
-  /** Receives connection and worker errors; BullMQ retries on its own after them. */
+  /** Receives worker errors other than Redis being away; BullMQ retries on its own after them. */
   onError?: (error: Error) => void;
+  /** Told once when Redis goes away and once when it is back (default: a process warning). */
+  onStateChange?: RedisStateReporter;
+  /** Longest an `add` waits for Redis (default 500 ms); then it fails. */
+  commandTimeoutMs?: number;
   /** How often `drained` looks at the job counts. */
   drainPollMs?: number;
 }
@@ -29,13 +38,46 @@ const unfinishedStates = [
 const warnQueueError = (error: Error) =>
   process.emitWarning(`job queue: ${error.message}`, { code: "ATRIUM_QUEUE" });
 
-/** The BullMQ queue: one BullMQ queue per job name, all on one shared Redis connection. */
+/**
+ * The BullMQ queue: one BullMQ queue per job name. Workers share a connection whose commands are
+ * never given up on (BullMQ requires it of blocking workers); producers have their own, bounded
+ * like the cache's, so an `add` fails within its timeout, or at once when Redis is known to be
+ * away, instead of waiting for Redis to come back.
+ */
 export function createBullmqQueue(options: BullmqQueueOptions): Queue {
   const prefix = options.prefix ?? "{atrium}";
-  const onError = options.onError ?? warnQueueError;
-  // Workers block on Redis; BullMQ requires that their commands are never given up on.
+  const reportError = options.onError ?? warnQueueError;
+  const state = createRedisStateTracker("queue", options.onStateChange);
+  const onError = (error: Error) =>
+    isRedisConnectionError(error) ? state.noteError(error) : reportError(error);
+  const addTimeoutMs = options.commandTimeoutMs ?? 500;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-  connection.on("error", onError);
+  const producer = new Redis(options.redisUrl, {
+    commandTimeout: addTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+  });
+  state.track(connection);
+  state.track(producer);
+  let producerWasReady = false;
+  const firstReady = new Promise<void>((resolve) => producer.once("ready", resolve)).then(() => {
+    producerWasReady = true;
+  });
+  /** At start-up an add waits (bounded) for the first connection; after it, never. */
+  async function producerReady(): Promise<void> {
+    if (producer.status === "ready") return;
+    if (!producerWasReady) {
+      let timer: NodeJS.Timeout | undefined;
+      const ready = await Promise.race([
+        firstReady.then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), addTimeoutMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (ready && (producer.status as string) === "ready") return;
+    }
+    throw new Error("Redis is unavailable: job not queued");
+  }
   const queues = new Map<string, BullQueue>();
   const workers = new Map<string, Worker>();
   let closed = false;
@@ -43,7 +85,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
   function queueFor(name: string): BullQueue {
     let queue = queues.get(name);
     if (queue === undefined) {
-      queue = new BullQueue(name, { connection, prefix });
+      queue = new BullQueue(name, { connection: producer, prefix });
       queue.on("error", onError);
       queues.set(name, queue);
     }
@@ -66,6 +108,8 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
 
     async add(name, data, jobOptions) {
       if (closed) throw new Error("queue is closed");
+      // BullMQ waits for a first connection without bound; this answers within the timeout.
+      await producerReady();
       const { attempts, backoffMs, dedupeKey, delayMs, jobId } = resolveJobOptions(jobOptions);
       const job = await queueFor(name).add(name, data, {
         attempts,
@@ -126,10 +170,11 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
     async close() {
       if (closed) return;
       closed = true;
+      state.stop();
       // Worker.close waits for the jobs it is running.
       await Promise.all([...workers.values()].map((worker) => worker.close()));
       await Promise.all([...queues.values()].map((queue) => queue.close()));
-      await connection.quit().catch(() => connection.disconnect());
+      await Promise.all([connection, producer].map((c) => c.quit().catch(() => c.disconnect())));
     },
   };
 }

@@ -104,6 +104,9 @@ function mountBinding(
   app.route({
     method: binding.httpMethod,
     url: route.url,
+    config: {
+      paramNames: Object.fromEntries(route.variables.map((v) => [v.param, v.fieldPath.join(".")])),
+    },
     errorHandler: (error, request, reply) => sendError(fromFastifyError(error), request, reply),
     handler: async (request, reply) => {
       options.onCall?.(method, request);
@@ -139,10 +142,10 @@ function mountBinding(
 }
 
 function sendError(error: unknown, request: FastifyRequest, reply: FastifyReply) {
-  const { status, body } = restError(error);
+  const { status, body, headers } = restError(error);
   // Only unexpected failures are logged; their cause never reaches the client.
   if (status === 500) request.log.error({ err: error }, "REST call failed");
-  return reply.code(status).type("application/json").send(body);
+  return reply.code(status).headers(headers).type("application/json").send(body);
 }
 
 /**

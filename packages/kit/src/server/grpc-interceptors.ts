@@ -11,6 +11,7 @@ import { type Authenticator, identityKey } from "../auth/identity.js";
 import { toAtriumError } from "../errors.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
+import { checkRequestInput } from "./input-rule.js";
 
 /** Set per request by the adapter from the TLS socket; read by the auth interceptor. */
 export const clientCertificateVerifiedKey = createContextKey(false, {
@@ -145,6 +146,14 @@ export function authenticateCalls(logger: Logger, authenticator: Authenticator):
       throw error;
     }
     req.contextValues.set(identityKey, identity);
+    return next(req);
+  };
+}
+
+/** The input rule REST applies (see input-rule.ts), on the decoded request message. */
+export function refuseUnsafeInput(): Interceptor {
+  return (next) => async (req) => {
+    if (!req.stream) checkRequestInput(req.message);
     return next(req);
   };
 }

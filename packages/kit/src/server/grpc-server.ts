@@ -14,6 +14,7 @@ import {
   clientCertificateVerifiedKey,
   normalizeErrors,
   observeCalls,
+  refuseUnsafeInput,
   restrictCallers,
 } from "./grpc-interceptors.js";
 
@@ -52,6 +53,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       normalizeErrors(logger),
       restrictCallers(logger, callerAddress),
       ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
+      refuseUnsafeInput(),
     ],
     contextValues: (req) =>
       createContextValues()

@@ -21,7 +21,7 @@ test("no credential reaches the log, whatever the transport or outcome", async (
     rest: { host: "127.0.0.1", port: 0 },
     grpc: { host: "127.0.0.1", port: 0 },
     services: [{ service: memoryV1.MemoryService, implementation: echoIdentity }],
-    authenticator: createAuthenticator({ apiKey, jwtSecret }),
+    authenticator: createAuthenticator({ apiKey, jwt: { secret: jwtSecret } }),
     // A handler careless enough to log its whole input.
     configureRest: (app) => {
       app.post("/oauth/exchange", async (request) => {

@@ -9,6 +9,7 @@ import { notFound, restError } from "../errors.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
+import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
 
 export interface RestAppOptions {
@@ -131,6 +132,14 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     });
   }
 
+  // After authentication and body parsing, before any handler (and so any query) runs.
+  app.addHook("preValidation", async (request) =>
+    checkRestInput(
+      request,
+      (request.routeOptions.config as { paramNames?: Record<string, string> }).paramNames,
+    ),
+  );
+
   app.addHook("onResponse", async (request, reply) => {
     const operation = restOperation(request);
     metrics.observe({
@@ -164,8 +173,8 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     if (normalized.httpStatus >= 500) {
       logger.error({ reqId: request.id, err: normalized.cause ?? error }, "request failed");
     }
-    const { status, body } = restError(normalized);
-    return reply.status(status).send(body);
+    const { status, body, headers } = restError(normalized);
+    return reply.status(status).headers(headers).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {

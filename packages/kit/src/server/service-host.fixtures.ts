@@ -3,7 +3,7 @@ import { Writable } from "node:stream";
 import { memoryV1 } from "@atrium/api";
 import { createClient, type ServiceImpl } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { SignJWT } from "jose";
+import { type CryptoKey, SignJWT } from "jose";
 import { identityKey } from "../auth/identity.js";
 import { createLogger } from "../logger/logger.js";
 import type { PemPair } from "./test-certificates.js";
@@ -57,13 +57,27 @@ export interface Claims {
   agent_id?: string;
 }
 
-export async function signJwt(
-  claims: Claims,
-  options: { secret?: string; expiresIn?: string | number; omitExp?: boolean } = {},
-): Promise<string> {
-  const jwt = new SignJWT({ ...claims }).setProtectedHeader({ alg: "HS256" }).setIssuedAt();
+export interface SignOptions {
+  secret?: string;
+  /** Signs with this private key and algorithm instead of the HS256 secret. */
+  privateKey?: { alg: "RS256" | "ES256"; key: CryptoKey; kid?: string };
+  audience?: string;
+  issuer?: string;
+  expiresIn?: string | number;
+  omitExp?: boolean;
+}
+
+export async function signJwt(claims: Claims, options: SignOptions = {}): Promise<string> {
+  const { privateKey } = options;
+  const jwt = new SignJWT({ ...claims })
+    .setProtectedHeader(
+      privateKey ? { alg: privateKey.alg, kid: privateKey.kid } : { alg: "HS256" },
+    )
+    .setIssuedAt();
   if (!options.omitExp) jwt.setExpirationTime(options.expiresIn ?? "5m");
-  return jwt.sign(new TextEncoder().encode(options.secret ?? jwtSecret));
+  if (options.audience) jwt.setAudience(options.audience);
+  if (options.issuer) jwt.setIssuer(options.issuer);
+  return jwt.sign(privateKey?.key ?? new TextEncoder().encode(options.secret ?? jwtSecret));
 }
 
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");

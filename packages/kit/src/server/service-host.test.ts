@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { exportJWK, exportSPKI, type GenerateKeyPairResult, generateKeyPair } from "jose";
 import { createAuthenticator } from "../auth/authenticator.js";
 import {
   apiKey,
@@ -58,9 +60,14 @@ async function restCreate(host: RunningHost, headers: Record<string, string>, tl
 }
 
 /** CreateSession over gRPC; returns "OK" and the echoed identity, or the error code name. */
-async function grpcCreate(host: RunningHost, headers: Record<string, string>, tls?: TlsClient) {
+async function grpcCreate(
+  host: RunningHost,
+  headers: Record<string, string>,
+  tls?: TlsClient,
+  request = grpcBody,
+) {
   try {
-    const res = await memoryClient(host.grpcUrl, tls).createSession(grpcBody, { headers });
+    const res = await memoryClient(host.grpcUrl, tls).createSession(request, { headers });
     return { code: "OK", sessionId: res.sessionId };
   } catch (error) {
     return { code: Code[ConnectError.from(error).code], message: (error as Error).message };
@@ -136,6 +143,37 @@ describe("service host without auth", () => {
     assert.equal(((await res.json()) as { code: string }).code, "InvalidArgument");
   });
 
+  test("NUL and lone surrogates are refused before the handler on both transports", async () => {
+    const refusals: [string, RequestInit, string][] = [
+      [
+        "/api/v1/sessions",
+        { method: "POST", body: JSON.stringify({ ...body, tenant_id: "a\u0000b" }) },
+        "tenant_id must not contain a NUL character",
+      ],
+      [
+        "/api/v1/sessions",
+        { method: "POST", body: '{"tenant_id":"t","user_id":"\\ud800"}' },
+        "user_id must be valid Unicode (it holds a lone surrogate)",
+      ],
+      // GetSession throws when reached: a 400 proves the handler never ran.
+      ["/api/v1/sessions/abc%00def", {}, "session_id must not contain a NUL character"],
+      ["/api/v1/sessions/s1?x=%00", {}, "x must not contain a NUL character"],
+    ];
+    for (const [path, init, message] of refusals) {
+      const res = await fetch(`${host.restUrl}${path}`, {
+        ...init,
+        headers: { "content-type": "application/json" },
+      });
+      assert.equal(res.status, 400, path);
+      assert.deepEqual(await res.json(), { code: "InvalidArgument", message }, path);
+    }
+    const grpc = await grpcCreate(host, {}, undefined, { ...grpcBody, userId: "u\u0000" });
+    assert.deepEqual(grpc, {
+      code: "InvalidArgument",
+      message: "[invalid_argument] userId must not contain a NUL character",
+    });
+  });
+
   test("/metrics counts both transports by operation and status", async () => {
     await restCreate(host, {});
     await grpcCreate(host, {});
@@ -175,19 +213,31 @@ describe("API key", () => {
     }
   });
 
+  test("surrounding whitespace is normalised the same way on both transports", async () => {
+    for (const key of [`${apiKey} `, ` ${apiKey}\t`]) {
+      const headers = { "x-api-key": key };
+      assert.equal((await restCreate(host, headers)).status, 200, JSON.stringify(key));
+      assert.equal((await grpcCreate(host, headers)).code, "OK", JSON.stringify(key));
+    }
+    const padded = { "x-api-key": `${apiKey}x ` };
+    assert.equal((await restCreate(host, padded)).status, 401);
+    assert.equal((await grpcCreate(host, padded)).code, "Unauthenticated");
+  });
+
   test("missing or wrong key is 401 / UNAUTHENTICATED, logged with the mechanism", async () => {
     const variants: Record<string, string>[] = [
       {},
       { "x-api-key": "wrong" },
       { authorization: "Bearer wrong" },
     ];
+    const before = rejections(host).length;
     for (const headers of variants) {
       const rest = await restCreate(host, headers);
       assert.equal(rest.status, 401);
       assert.equal((rest.body as { code: string }).code, "Unauthenticated");
       assert.equal((await grpcCreate(host, headers)).code, "Unauthenticated");
     }
-    const logged = rejections(host);
+    const logged = rejections(host).slice(before);
     assert.equal(logged.length, 6);
     assert.ok(logged.every((e) => e.mechanism === "api_key"));
     assert.ok(!host.logs.raw().includes('wrong"'), "the presented key is never logged");
@@ -207,7 +257,7 @@ describe("API key", () => {
 describe("JWT", () => {
   let host: RunningHost;
   before(async () => {
-    host = await startHost({ authenticator: createAuthenticator({ jwtSecret }) });
+    host = await startHost({ authenticator: createAuthenticator({ jwt: { secret: jwtSecret } }) });
   });
   after(() => host.stop());
 
@@ -265,10 +315,176 @@ describe("JWT", () => {
   });
 });
 
+/** Serves one JWKS document the way an identity provider does. */
+async function serveJwks(jwks: object): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify(jwks));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/jwks`, server };
+}
+
+describe("JWT matrix: audience, issuer, HS256, RS256 (PEM) and ES256 (JWKS)", () => {
+  const audience = "atrium-memory";
+  const issuer = "https://idp.example";
+  const hosts: RunningHost[] = [];
+  let jwks: Server;
+  let keys: {
+    rsa: GenerateKeyPairResult;
+    ec: GenerateKeyPairResult;
+    otherRsa: GenerateKeyPairResult;
+    otherEc: GenerateKeyPairResult;
+    rsaPem: string;
+  };
+  let hs: RunningHost;
+  let rs: RunningHost;
+  let es: RunningHost;
+
+  before(async () => {
+    const [rsa, ec, otherRsa, otherEc] = await Promise.all([
+      generateKeyPair("RS256"),
+      generateKeyPair("ES256"),
+      generateKeyPair("RS256"),
+      generateKeyPair("ES256"),
+    ]);
+    keys = { rsa, ec, otherRsa, otherEc, rsaPem: await exportSPKI(rsa.publicKey) };
+    const served = await serveJwks({
+      keys: [{ ...(await exportJWK(ec.publicKey)), kid: "ec-1", alg: "ES256", use: "sig" }],
+    });
+    jwks = served.server;
+    const claimChecks = { audience, issuer };
+    hs = await startHost({
+      authenticator: createAuthenticator({ jwt: { secret: jwtSecret, ...claimChecks } }),
+    });
+    rs = await startHost({
+      authenticator: createAuthenticator({ jwt: { publicKey: keys.rsaPem, ...claimChecks } }),
+    });
+    es = await startHost({
+      authenticator: createAuthenticator({ jwt: { jwksUrl: served.url, ...claimChecks } }),
+    });
+    hosts.push(hs, rs, es);
+  });
+  after(async () => {
+    await Promise.all(hosts.map((h) => h.stop()));
+    jwks.close();
+  });
+
+  const good = { audience, issuer };
+  const rsKey = (pair: GenerateKeyPairResult) => ({ alg: "RS256" as const, key: pair.privateKey });
+  const esKey = (pair: GenerateKeyPairResult, kid = "ec-1") => ({
+    alg: "ES256" as const,
+    key: pair.privateKey,
+    kid,
+  });
+
+  test("each host accepts its own well-formed token on both transports", async () => {
+    const tokens: [RunningHost, string][] = [
+      [hs, await signJwt(claims, good)],
+      [rs, await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) })],
+      [es, await signJwt(claims, { ...good, privateKey: esKey(keys.ec) })],
+    ];
+    for (const [host, token] of tokens) {
+      const headers = { "x-jwt-token": token };
+      assert.equal((await restCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+      assert.equal((await grpcCreate(host, headers)).sessionId, "jwt-tenant/jwt-user/jwt-agent");
+    }
+  });
+
+  test("expired, tampered, alg none, wrong audience, issuer, key or algorithm: 401 / UNAUTHENTICATED", async () => {
+    const rsGood = await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) });
+    const esGood = await signJwt(claims, { ...good, privateKey: esKey(keys.ec) });
+    const cases: [string, RunningHost, string, string][] = [
+      ["HS256 no audience", hs, await signJwt(claims, { issuer }), "JWT lacks claim aud"],
+      ["HS256 no issuer", hs, await signJwt(claims, { audience }), "JWT lacks claim iss"],
+      [
+        "HS256 wrong audience",
+        hs,
+        await signJwt(claims, { ...good, audience: "some-other-service" }),
+        "JWT audience not accepted",
+      ],
+      [
+        "HS256 wrong issuer",
+        hs,
+        await signJwt(claims, { ...good, issuer: "https://evil.example" }),
+        "JWT issuer not accepted",
+      ],
+      ["HS256 expired", hs, await signJwt(claims, { ...good, expiresIn: -60 }), "JWT expired"],
+      ["HS256 alg none", hs, unsignedJwt(claims), "invalid JWT"],
+      ["RS256 tampered", rs, tamperedJwt(rsGood, { tenant_id: "other" }), "invalid JWT"],
+      [
+        "RS256 other key",
+        rs,
+        await signJwt(claims, { ...good, privateKey: rsKey(keys.otherRsa) }),
+        "invalid JWT",
+      ],
+      [
+        "RS256 expired",
+        rs,
+        await signJwt(claims, { ...good, expiresIn: -60, privateKey: rsKey(keys.rsa) }),
+        "JWT expired",
+      ],
+      [
+        "RS256 wrong audience",
+        rs,
+        await signJwt(claims, { ...good, audience: "x", privateKey: rsKey(keys.rsa) }),
+        "JWT audience not accepted",
+      ],
+      [
+        "HS256 keyed with the RS256 public key (key confusion)",
+        rs,
+        await signJwt(claims, { ...good, secret: keys.rsaPem }),
+        "invalid JWT",
+      ],
+      ["RS256 host, alg none", rs, unsignedJwt(claims), "invalid JWT"],
+      ["ES256 tampered", es, tamperedJwt(esGood, { user_id: "other" }), "invalid JWT"],
+      [
+        "ES256 other key, same kid",
+        es,
+        await signJwt(claims, { ...good, privateKey: esKey(keys.otherEc) }),
+        "invalid JWT",
+      ],
+      [
+        "ES256 unknown kid",
+        es,
+        await signJwt(claims, { ...good, privateKey: esKey(keys.ec, "nope") }),
+        "invalid JWT",
+      ],
+      [
+        "ES256 wrong issuer",
+        es,
+        await signJwt(claims, {
+          ...good,
+          issuer: "https://evil.example",
+          privateKey: esKey(keys.ec),
+        }),
+        "JWT issuer not accepted",
+      ],
+      [
+        "RS256 token on the ES256 host",
+        es,
+        await signJwt(claims, { ...good, privateKey: rsKey(keys.rsa) }),
+        "invalid JWT",
+      ],
+      ["HS256 token on the ES256 host", es, await signJwt(claims, good), "invalid JWT"],
+    ];
+    for (const [name, host, token, message] of cases) {
+      const headers = { "x-jwt-token": token };
+      const rest = await restCreate(host, headers);
+      assert.equal(rest.status, 401, name);
+      assert.deepEqual(rest.body, { code: "Unauthenticated", message }, name);
+      const grpc = await grpcCreate(host, headers);
+      assert.equal(grpc.code, "Unauthenticated", name);
+    }
+  });
+});
+
 describe("API key and JWT together", () => {
   let host: RunningHost;
   before(async () => {
-    host = await startHost({ authenticator: createAuthenticator({ apiKey, jwtSecret }) });
+    host = await startHost({
+      authenticator: createAuthenticator({ apiKey, jwt: { secret: jwtSecret } }),
+    });
   });
   after(() => host.stop());
 
@@ -301,7 +517,7 @@ describe("mTLS", () => {
     host = await startHost({ tls, authenticator: createAuthenticator({ mtls: true }) });
     combined = await startHost({
       tls,
-      authenticator: createAuthenticator({ mtls: true, apiKey, jwtSecret }),
+      authenticator: createAuthenticator({ mtls: true, apiKey, jwt: { secret: jwtSecret } }),
     });
   });
   after(() => Promise.all([host?.stop(), combined?.stop()]));

@@ -12,6 +12,7 @@ import { callerAddressKey, createCallerAddressPolicy } from "./caller-address.js
 import type { Cidr } from "./cidr.js";
 import { createGrpcServer } from "./grpc-server.js";
 import { createRestApp, requestCallerAddress, requestIdentity } from "./rest-app.js";
+import { defaultShutdownGraceMs, drainDeadlineMs } from "./shutdown-grace.js";
 
 export interface ServiceHostOptions {
   name: string;
@@ -37,17 +38,23 @@ export interface ServiceHostOptions {
   configureRest?: (app: FastifyInstance) => void | Promise<void>;
   /** Largest request body in bytes, on both transports (Fastify's default: 1 MiB). */
   bodyLimit?: number;
+  /** `SHUTDOWN_GRACE_MS` (see shutdownGraceMs): `stop()` ends within it whatever clients do. */
+  shutdownGraceMs?: number;
 }
 
 export interface ServiceHost {
   readonly rest: FastifyInstance;
   readonly metrics: Registry;
   start(): Promise<{ restUrl: string; grpcUrl?: string }>;
+  /**
+   * Drains: stops accepting, lets requests in flight finish, answers them `Connection: close`,
+   * closes idle keep-alive connections and ends SSE streams (preClose hooks); whatever is still
+   * open at the drain deadline is cut.
+   */
   stop(): Promise<void>;
 }
 
 const defaultHost = "0.0.0.0";
-const stopGraceMs = 10_000;
 
 /** A URL a local client can dial: wildcard binds are reached through loopback. */
 function urlFor(scheme: string, host: string, port: number): string {
@@ -89,6 +96,13 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
       })
     : undefined;
   const scheme = tls ? "https" : "http";
+  const deadlineMs = drainDeadlineMs(options.shutdownGraceMs ?? defaultShutdownGraceMs);
+  let draining = false;
+  // A keep-alive client that sends one more request while the server drains gets its answer
+  // and the connection closed after it, so no socket outlives the drain.
+  rest.addHook("onSend", async (_request, reply) => {
+    if (draining) reply.header("connection", "close");
+  });
 
   return {
     rest,
@@ -123,7 +137,14 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
       return urls;
     },
     async stop() {
-      await Promise.all([rest.close(), grpc?.close(stopGraceMs)]);
+      draining = true;
+      const cut = setTimeout(() => rest.server.closeAllConnections(), deadlineMs);
+      cut.unref();
+      try {
+        await Promise.all([rest.close(), grpc?.close(deadlineMs)]);
+      } finally {
+        clearTimeout(cut);
+      }
       logger.info({ service: name }, "service stopped");
     },
   };

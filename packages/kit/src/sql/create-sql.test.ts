@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -37,4 +38,32 @@ test("createSql with a database URL uses PostgreSQL", async (t) => {
 
 test("createSql refuses a name that is not one plain directory", async () => {
   await assert.rejects(createSql({ dataDir: "/tmp", name: "../escape" }), /invalid database name/);
+});
+
+/** A port nothing listens on: bound, read, released. */
+async function deadPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test("an unreachable database stops start-up with one line naming DATABASE_URL, no password", async () => {
+  const port = await deadPort();
+  await assert.rejects(
+    createSql({
+      databaseUrl: `postgres://app:hunter2-secret@127.0.0.1:${port}/atrium`,
+      dataDir: "/nonexistent",
+      name: "memory",
+    }),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        `DATABASE_URL: PostgreSQL at 127.0.0.1:${port}/atrium cannot be reached (connect ECONNREFUSED 127.0.0.1:${port})`,
+      );
+      assert.ok(!error.message.includes("hunter2"));
+      return true;
+    },
+  );
 });

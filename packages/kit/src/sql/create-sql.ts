@@ -17,6 +17,31 @@ export interface CreateSqlOptions {
 
 const namePattern = /^[a-z0-9][a-z0-9_-]*$/;
 
+/** Where a URL points, without its user or password. */
+function describeServer(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || "5432"}${parsed.pathname}`;
+  } catch {
+    return "an unparsable address";
+  }
+}
+
+/** Fails start-up with one line naming the variable when the server cannot be reached. */
+async function reachable(sql: Sql, databaseUrl: string): Promise<void> {
+  try {
+    await sql.ping();
+  } catch (error) {
+    await sql.close();
+    const cause = (error as { cause?: unknown }).cause ?? error;
+    const reason = (cause as Error).message || (cause as { code?: string }).code || "unknown";
+    throw new Error(
+      `DATABASE_URL: PostgreSQL at ${describeServer(databaseUrl)} cannot be reached (${reason})`,
+      { cause: error },
+    );
+  }
+}
+
 /** PostgreSQL when a database URL is configured, else a file-backed PGlite. */
 export async function createSql(options: CreateSqlOptions): Promise<Sql> {
   if (!namePattern.test(options.name)) {
@@ -25,11 +50,13 @@ export async function createSql(options: CreateSqlOptions): Promise<Sql> {
     );
   }
   if (options.databaseUrl) {
-    return createPostgresSql({
+    const sql = await createPostgresSql({
       url: options.databaseUrl,
       max: options.max,
       logger: options.logger,
     });
+    await reachable(sql, options.databaseUrl);
+    return sql;
   }
   return createPgliteSql({ dataDir: join(options.dataDir, options.name) });
 }

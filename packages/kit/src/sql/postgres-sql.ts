@@ -1,4 +1,5 @@
 import pg from "pg";
+import { asDatabaseUnavailable } from "./connection-errors.js";
 import type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql.js";
 import { createTransactionScope } from "./transaction-scope.js";
 
@@ -14,6 +15,8 @@ export interface PostgresSqlOptions {
   schema?: string;
   /** Receives errors of idle pooled connections, which the pool then discards. */
   logger?: SqlLogger;
+  /** Longest wait for a new connection before the call fails as Unavailable (default 5 s). */
+  connectTimeoutMs?: number;
 }
 
 const schemaPattern = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -51,7 +54,12 @@ async function run<Row>(
   text: string,
   params?: unknown[],
 ): Promise<SqlResult<Row>> {
-  const result = (await client.query(text, params)) as pg.QueryResult | pg.QueryResult[];
+  let result: pg.QueryResult | pg.QueryResult[];
+  try {
+    result = (await client.query(text, params)) as pg.QueryResult | pg.QueryResult[];
+  } catch (error) {
+    throw asDatabaseUnavailable(error);
+  }
   // A parameterless multi-statement text yields one result per statement.
   const last = Array.isArray(result) ? result[result.length - 1] : result;
   return { rows: (last?.rows ?? []) as Row[], rowCount: last?.rowCount ?? 0 };
@@ -71,7 +79,13 @@ async function ensureSchema(pool: pg.Pool, schema: string): Promise<void> {
 /** The SQL port on PostgreSQL through a `pg` pool; resolves once the schema is usable. */
 export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sql> {
   const url = options.schema ? withSearchPath(options.url, options.schema) : options.url;
-  const pool = new pg.Pool({ connectionString: url, max: options.max, types });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.max,
+    types,
+    // pg waits forever by default: a database that stops answering would hang every caller.
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+  });
   pool.on("error", (error) => {
     options.logger?.warn({ err: error }, "idle PostgreSQL connection failed; pool discarded it");
   });
@@ -94,14 +108,22 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
     },
 
     async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((error) => {
+        throw asDatabaseUnavailable(error);
+      });
       const scope = createTransactionScope((text, params) => run(client, text, params));
       let broken: Error | undefined;
+      // The pool listens for errors of idle clients only: a connection lost mid-transaction
+      // would otherwise be an uncaught 'error' event. The failing query rejects on its own.
+      const onLost = (error: Error) => {
+        broken = error;
+      };
+      client.on("error", onLost);
       try {
-        await client.query("BEGIN");
+        await run(client, "BEGIN");
         const value = await fn(scope.tx);
         scope.end();
-        await client.query("COMMIT");
+        await run(client, "COMMIT");
         return value;
       } catch (error) {
         scope.end();
@@ -113,6 +135,7 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
         }
         throw error;
       } finally {
+        client.off("error", onLost);
         client.release(broken);
       }
     },
@@ -126,7 +149,7 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
     },
 
     async ping() {
-      await pool.query("SELECT 1");
+      await run(pool, "SELECT 1");
     },
 
     close() {

@@ -132,3 +132,33 @@ test("a sweep adds checks for every scope left with unchecked messages", async (
   await scheduler.sweep();
   await eventually("checked", () => check.checked.includes("stored while no check ran"));
 });
+
+test("a check that cannot be queued does not fail the request; the next sweep queues it", async () => {
+  const check = checker();
+  let queueDown = true;
+  const errors: unknown[] = [];
+  const flaky: Queue = {
+    ...queue,
+    add: (...args) => {
+      if (queueDown) return Promise.reject(new Error("Redis is unavailable: job not queued"));
+      return queue.add(...args);
+    },
+  };
+  const scheduler = createChainCheckScheduler({
+    queue: flaky,
+    events,
+    worker: check.worker,
+    delayMs: 0,
+    onQueueError: (error) => errors.push(error),
+  });
+  scheduler.start();
+  await store("stored while Redis was away");
+  await scheduler.request(scope);
+  assert.equal(errors.length, 1);
+  assert.equal((await events.pending(scope, 1)).length, 1, "the message waits for its check");
+  queueDown = false;
+  await scheduler.sweep();
+  await eventually("the message is checked", () =>
+    check.checked.includes("stored while Redis was away"),
+  );
+});

@@ -19,6 +19,11 @@ export interface ChainCheckSchedulerOptions {
   delayMs?: number;
   /** Checks this process runs at once (queue concurrency); default 2. */
   concurrency?: number;
+  /**
+   * A check could not be queued (Redis away). The message is stored and the next sweep queues
+   * its check, so the request that stored it still succeeds.
+   */
+  onQueueError?: (error: unknown) => void;
 }
 
 const dedupeKey = (scope: Scope) => `chain:${scopeKey(scope)}`;
@@ -126,7 +131,8 @@ export function createChainCheckScheduler(options: ChainCheckSchedulerOptions) {
   return {
     /** Call after committing messages of the scope: makes sure a check will read them. */
     request(scope: Scope): Promise<void> {
-      return covered(scopeKey(scope)) ? Promise.resolve() : coalescedAdd(scope);
+      if (covered(scopeKey(scope))) return Promise.resolve();
+      return coalescedAdd(scope).catch((error) => options.onQueueError?.(error));
     },
 
     /** Adds a check for every scope with unchecked messages (start-up, schedule). */

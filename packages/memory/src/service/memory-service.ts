@@ -34,8 +34,9 @@ import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
 import type { Retrieval } from "../retrieval/retrieval.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
-import type { EventStore, NewEvent } from "../store/events.js";
+import type { EventStore, InsertedEvent, NewEvent } from "../store/events.js";
 import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
+import { createIdempotencyStore, idempotencyKeyOf } from "../store/idempotency.js";
 import type { RecentPages } from "../store/recent-pages.js";
 import type { SessionStore } from "../store/sessions.js";
 import type { StmWindow } from "./stm-window.js";
@@ -196,17 +197,31 @@ export function createMemoryService(
       .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
   }
 
-  async function store(
+  const idempotency = createIdempotencyStore(sql);
+
+  /**
+   * Stores events of a scope, once per idempotency key when the caller sent one: a repeated key
+   * returns the first response and stores nothing (`stored` is then absent).
+   */
+  async function storeOnce<R>(
+    operation: string,
+    key: string | undefined,
     session: SessionRecord,
-    input: Omit<NewEvent, "sessionId" | "scope">,
-  ): Promise<StmEvent> {
-    const { event, supersedes } = await events.insert({
-      sessionId: session.id,
-      scope: session,
-      ...input,
-    });
-    await window.append(session, event, supersedes);
-    return event;
+    inputs: NewEvent[],
+    respond: (stored: InsertedEvent[]) => R,
+  ): Promise<{ response: R; stored?: InsertedEvent[] }> {
+    if (key === undefined) {
+      const stored = await events.insertAll(inputs);
+      return { response: respond(stored), stored };
+    }
+    const { response, extra } = await idempotency.once(
+      { tenantId: session.tenantId, operation, key },
+      async (tx) => {
+        const stored = await events.insertAllIn(tx, inputs);
+        return { response: respond(stored), extra: stored };
+      },
+    );
+    return { response, stored: extra };
   }
 
   const timestampOr = (t: Timestamp | undefined) => (t ? timestampDate(t) : now());
@@ -267,8 +282,12 @@ export function createMemoryService(
       ];
       if (request.agentResponse)
         turn.push({ role: "agent" as const, content: request.agentResponse });
-      // Both events or neither: a retried request never finds half a turn stored.
-      const stored = await events.insertAll(
+      // Both events or neither: a retried request never finds half a turn stored, and with an
+      // idempotency key a retried request stores nothing again.
+      const { response, stored } = await storeOnce(
+        "StoreInteraction",
+        idempotencyKeyOf(context.requestHeader),
+        session,
         turn.map(({ role, content }) => ({
           sessionId: session.id,
           scope: session,
@@ -278,12 +297,15 @@ export function createMemoryService(
           metadata,
           timestamp,
         })),
+        () => ({ success: true, interactionId: "" }),
       );
       // Both only follow the durable insert, not each other: one cache round trip and, unless
       // a check of the scope is already due or running, one queue round trip, in parallel.
       // The window append never rejects (a cache failure drops the list).
-      await Promise.all([window.appendAll(session, stored), chainChecks.request(session)]);
-      return { success: true, interactionId: "" };
+      if (stored) {
+        await Promise.all([window.appendAll(session, stored), chainChecks.request(session)]);
+      }
+      return response;
     },
 
     async storeEvent(request, context) {
@@ -307,22 +329,39 @@ export function createMemoryService(
           throw internal("storing the payload failed", error);
         }
       }
-      let event: StmEvent;
+      let outcome: { response: { success: boolean; eventId: string }; stored?: InsertedEvent[] };
       try {
-        event = await store(session, {
-          role,
-          type,
-          content: request.content,
-          metadata: request.metadata,
-          timestamp: timestampOr(request.timestamp),
-          ...(blob ? { blobUri: blob.uri, blobMimeType: request.mimeType } : {}),
-        });
+        outcome = await storeOnce(
+          "StoreEvent",
+          idempotencyKeyOf(context.requestHeader),
+          session,
+          [
+            {
+              sessionId: session.id,
+              scope: session,
+              role,
+              type,
+              content: request.content,
+              metadata: request.metadata,
+              timestamp: timestampOr(request.timestamp),
+              ...(blob ? { blobUri: blob.uri, blobMimeType: request.mimeType } : {}),
+            },
+          ],
+          ([first]) => ({ success: true, eventId: first.event.id }),
+        );
       } catch (error) {
         if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
         throw error;
       }
+      const [inserted] = outcome.stored ?? [];
+      if (!inserted) {
+        // A retry: the first request's blob is the one its event points to.
+        if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
+        return outcome.response;
+      }
+      await window.append(session, inserted.event, inserted.supersedes);
       if (role === "user" && type === "message") await chainChecks.request(session);
-      return { success: true, eventId: event.id };
+      return outcome.response;
     },
 
     async getContext(request, context) {

@@ -47,10 +47,32 @@ export function createStmWindow(options: StmWindowOptions) {
   const listKey = (scope: Scope) => `stm:${scopeKey(scope)}`;
   const warmKey = (scope: Scope) => `stm:${scopeKey(scope)}:warm`;
   const report = (error: unknown, operation: string) => options.onCacheError?.(error, operation);
+  /**
+   * Keys whose drop failed along with a write (Redis away): until they are gone a list could
+   * still claim to be the whole window without the events written meanwhile. Dropped before the
+   * window next uses the cache, and by `dropStale` when Redis is back.
+   */
+  const stale = new Set<string>();
+
+  async function dropStale(): Promise<void> {
+    if (stale.size === 0) return;
+    const keys = [...stale];
+    await cache.del(...keys);
+    for (const key of keys) stale.delete(key);
+  }
+
+  /** After a failed write: the list no longer matches the durable window. */
+  async function dropAfterFailure(scope: Scope): Promise<void> {
+    const keys = [listKey(scope), warmKey(scope)];
+    await cache.del(...keys).catch(() => {
+      for (const key of keys) stale.add(key);
+    });
+  }
 
   async function refill(scope: Scope): Promise<StmEvent[]> {
     const newest = await events.newest(scope, size);
     try {
+      await dropStale();
       await cache.del(listKey(scope));
       if (newest.length > 0) await cache.rpush(listKey(scope), ...newest.map(serialize));
       await cache.set(warmKey(scope), "1");
@@ -63,6 +85,7 @@ export function createStmWindow(options: StmWindowOptions) {
   async function append(scope: Scope, event: StmEvent, supersedes?: string): Promise<void> {
     const key = listKey(scope);
     try {
+      await dropStale();
       if (supersedes) {
         const [head] = await cache.lrange(key, 0, 0);
         if (head && parse(head).id === supersedes) await cache.ltrim(key, 1, -1);
@@ -75,12 +98,13 @@ export function createStmWindow(options: StmWindowOptions) {
       await cache.lpushTrim(key, [serialize(event)], size);
     } catch (error) {
       report(error, "append");
-      await cache.del(key, warmKey(scope)).catch(() => undefined);
+      await dropAfterFailure(scope);
     }
   }
 
   async function readCached(scope: Scope, limit: number): Promise<StmEvent[]> {
     try {
+      await dropStale();
       // One round trip when the list is long enough, the usual case; the marker is read only
       // when it is short, to tell a small window from a cold cache.
       const cached = await cache.lrange(listKey(scope), 0, limit - 1);
@@ -97,22 +121,25 @@ export function createStmWindow(options: StmWindowOptions) {
   return {
     append,
 
+    /** Call when the cache is reachable again; a failure leaves the keys for the next use. */
+    dropStale: () => dropStale().catch((error) => report(error, "drop stale")),
+
     /** Events stored together, in storage order; one cache round trip unless one coalesced. */
     async appendAll(scope: Scope, stored: InsertedEvent[]): Promise<void> {
       if (stored.some((s) => s.supersedes)) {
         for (const { event, supersedes } of stored) await append(scope, event, supersedes);
         return;
       }
-      const key = listKey(scope);
       try {
+        await dropStale();
         await cache.lpushTrim(
-          key,
+          listKey(scope),
           stored.map((s) => serialize(s.event)),
           size,
         );
       } catch (error) {
         report(error, "append");
-        await cache.del(key, warmKey(scope)).catch(() => undefined);
+        await dropAfterFailure(scope);
       }
     },
 

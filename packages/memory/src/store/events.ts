@@ -165,6 +165,12 @@ export interface EventStoreOptions {
   maxRequestsPerInsert?: number;
 }
 
+async function insertAllIn(tx: SqlExecutor, inputs: NewEvent[]): Promise<InsertedEvent[]> {
+  const out: InsertedEvent[] = [];
+  for (const input of inputs) out.push(await writeEvent(tx, input));
+  return out;
+}
+
 /** Durable STM events: the source of truth the cache window is rebuilt from. */
 export function createEventStore(sql: Sql, options: EventStoreOptions = {}) {
   const plainInserts = createGroupCommit((inputs: NewEvent[]) => insertPlain(sql, inputs), {
@@ -183,14 +189,13 @@ export function createEventStore(sql: Sql, options: EventStoreOptions = {}) {
     /** Several events atomically, in order: all are stored or none. */
     async insertAll(inputs: NewEvent[]): Promise<InsertedEvent[]> {
       if (inputs.some((input) => input.metadata.workflow_id)) {
-        return sql.transaction(async (tx) => {
-          const out: InsertedEvent[] = [];
-          for (const input of inputs) out.push(await writeEvent(tx, input));
-          return out;
-        });
+        return sql.transaction((tx) => insertAllIn(tx, inputs));
       }
       return plainInserts.write(inputs);
     },
+
+    /** Several events, in order, inside the caller's transaction (an idempotent write's). */
+    insertAllIn,
 
     /** The newest `limit` window events of a scope, newest first. */
     async newest(scope: Scope, limit: number): Promise<StmEvent[]> {

@@ -1,0 +1,48 @@
+import { AtriumError, Code } from "../errors.js";
+
+/** Seconds a client is told to wait before retrying a call the database could not serve. */
+export const databaseRetryAfterSeconds = 1;
+
+const socketCodes = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
+
+/**
+ * SQLSTATEs of a server that is going away or not taking connections: class 08 (connection
+ * exception), admin/crash shutdown, cannot connect now, too many connections.
+ */
+const serverCodes = new Set(["57P01", "57P02", "57P03", "53300"]);
+
+/** Messages `pg` uses for a connection lost or never made, which carry no code. */
+const lostConnection =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable/i;
+
+/** Whether an error means the database is unreachable rather than the query being wrong. */
+export function isConnectionError(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === "string") {
+    if (socketCodes.has(code) || serverCodes.has(code) || code.startsWith("08")) return true;
+  }
+  if (error instanceof AggregateError) return error.errors.some(isConnectionError);
+  return typeof message === "string" && lostConnection.test(message);
+}
+
+/**
+ * Unavailable (REST 503 with Retry-After, gRPC UNAVAILABLE): the call may succeed when retried,
+ * unlike the Internal an unexpected error becomes. Other errors pass through unchanged.
+ */
+export function asDatabaseUnavailable(error: unknown): unknown {
+  if (!isConnectionError(error)) return error;
+  return new AtriumError(Code.Unavailable, "database unavailable", {
+    cause: error,
+    retryAfterSeconds: databaseRetryAfterSeconds,
+  });
+}
