@@ -36,6 +36,8 @@ export interface RecordingServer {
 
 export interface McpStack {
   gatewayUrl: string;
+  /** The memory service's REST base URL, for calls that skip the gateway. */
+  memoryUrl: string;
   /** Another gateway instance with the same configuration. */
   secondGatewayUrl: string;
   broker: BrokerService;
@@ -229,6 +231,7 @@ export async function startMcpStack(): Promise<McpStack> {
 
     return {
       gatewayUrl: gateway.urls.rest,
+      memoryUrl: memory.service.urls.rest,
       secondGatewayUrl: secondGateway.urls.rest,
       broker,
       brokerKey,

@@ -1,0 +1,92 @@
+// MCP's cost: the `recall` tool called through the gateway's /mcp (Streamable HTTP, the
+// official SDK's client, the key's scope) beside the same SearchMemory called straight on the
+// memory service's REST API, in one run, alternating, on the same stored notes. Goal: MCP adds
+// at most 2 ms at p50. Writes bench/results/mcp.json.
+//
+//   node --conditions=atrium-source --import tsx bench/mcp/mcp-bench.ts   (needs PostgreSQL)
+//   BENCH_CALLS=300 (default)
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startMcpStack } from "../../test/mcp-e2e-harness.js";
+import { percentile, round } from "../lib/load.js";
+
+const calls = Number(process.env.BENCH_CALLS ?? 300);
+const query = "Which hiking boots did I pick for the Alps?";
+
+async function post<T>(url: string, body: unknown): Promise<T> {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json() as Promise<T>;
+}
+
+const stack = await startMcpStack();
+const client = new Client({ name: "mcp-bench", version: "1.0.0" });
+try {
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${stack.gatewayUrl}/mcp`), {
+      requestInit: { headers: { "x-api-key": stack.keys.alice } },
+    }),
+  );
+  const notes = [
+    "I picked the leather hiking boots with ankle support for the Alps trip.",
+    "The Alps trip starts on the 12th of July from Geneva.",
+    "My sister prefers trail runners over boots.",
+  ];
+  for (const note of notes) await client.callTool({ name: "remember", arguments: { note } });
+  // The scope alice's key maps to (see the harness): the same memory the tool searches.
+  const { session_id } = await post<{ session_id: string }>(`${stack.memoryUrl}/api/v1/sessions`, {
+    tenant_id: "acme",
+    user_id: "alice",
+    agent_id: "desk",
+  });
+  const viaMcp = async () => {
+    const result = await client.callTool({ name: "recall", arguments: { query, limit: 5 } });
+    if (result.isError) throw new Error(JSON.stringify(result.content));
+  };
+  const viaRest = async () => {
+    await post(`${stack.memoryUrl}/api/v1/sessions/${session_id}/context/search`, {
+      query,
+      limit: 5,
+    });
+  };
+  for (let i = 0; i < 50; i++) {
+    await viaMcp();
+    await viaRest();
+  }
+  const samples = { mcp: [] as number[], rest: [] as number[] };
+  for (let i = 0; i < calls; i++) {
+    for (const [name, call] of [
+      ["mcp", viaMcp],
+      ["rest", viaRest],
+    ] as const) {
+      const start = performance.now();
+      await call();
+      samples[name].push(performance.now() - start);
+    }
+  }
+  const rows = Object.entries(samples).map(([path, xs]) => {
+    xs.sort((a, b) => a - b);
+    return {
+      path: path === "mcp" ? "recall via /mcp (gateway)" : "SearchMemory REST (memory service)",
+      calls: xs.length,
+      p50: round(percentile(xs, 50)),
+      p95: round(percentile(xs, 95)),
+    };
+  });
+  console.table(rows);
+  const added = round(rows[0].p50 - rows[1].p50);
+  console.log(`MCP adds ${added} ms at p50 (goal: at most 2 ms)`);
+  mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
+  writeFileSync(
+    new URL("../results/mcp.json", import.meta.url),
+    `${JSON.stringify({ at: new Date().toISOString(), calls, rows, addedP50Ms: added }, null, 2)}\n`,
+  );
+} finally {
+  await client.close().catch(() => undefined);
+  await stack.stop();
+}
