@@ -424,7 +424,7 @@ export function createMemoryService(
       const returned = [
         ...kept,
         ...facts
-          .slice(0, limit - kept.length)
+          .slice(0, Math.min(factSlots, limit - kept.length))
           .map((f) => ({ ...f, similarityScore: Math.min(f.similarityScore, floor) }))
           .sort((a, b) => b.similarityScore - a.similarityScore),
       ];
