@@ -106,12 +106,16 @@ function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
   };
 }
 
-export async function startMcpStack(): Promise<McpStack> {
+export interface McpStackOptions {
+  /** Default `debug`, kept in memory: the no-secrets-in-logs test reads every line. */
+  logLevel?: "debug" | "info";
+}
+
+export async function startMcpStack(options: McpStackOptions = {}): Promise<McpStack> {
   const logs: string[] = [];
-  // Debug level, kept in memory: the no-secrets-in-logs test reads every line.
   const logger = createLogger({
     name: "mcp-e2e",
-    level: "debug",
+    level: options.logLevel ?? "debug",
     destination: new Writable({
       write(chunk, _encoding, done) {
         logs.push(String(chunk));

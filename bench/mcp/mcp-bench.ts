@@ -24,7 +24,8 @@ async function post<T>(url: string, body: unknown): Promise<T> {
   return response.json() as Promise<T>;
 }
 
-const stack = await startMcpStack();
+// A deployment's log level: the tests' debug lines would be cost the bench does not measure.
+const stack = await startMcpStack({ logLevel: "info" });
 const client = new Client({ name: "mcp-bench", version: "1.0.0" });
 try {
   await client.connect(
