@@ -10,19 +10,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startMcpStack } from "../../test/mcp-e2e-harness.js";
 import { percentile, round } from "../lib/load.js";
+import { postJson } from "../lib/post-json.js";
 
 const calls = Number(process.env.BENCH_CALLS ?? 300);
 const query = "Which hiking boots did I pick for the Alps?";
-
-async function post<T>(url: string, body: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<T>;
-}
 
 // A deployment's log level: the tests' debug lines would be cost the bench does not measure.
 const stack = await startMcpStack({ logLevel: "info" });
@@ -40,17 +31,20 @@ try {
   ];
   for (const note of notes) await client.callTool({ name: "remember", arguments: { note } });
   // The scope alice's key maps to (see the harness): the same memory the tool searches.
-  const { session_id } = await post<{ session_id: string }>(`${stack.memoryUrl}/api/v1/sessions`, {
-    tenant_id: "acme",
-    user_id: "alice",
-    agent_id: "desk",
-  });
+  const { session_id } = await postJson<{ session_id: string }>(
+    `${stack.memoryUrl}/api/v1/sessions`,
+    {
+      tenant_id: "acme",
+      user_id: "alice",
+      agent_id: "desk",
+    },
+  );
   const viaMcp = async () => {
     const result = await client.callTool({ name: "recall", arguments: { query, limit: 5 } });
     if (result.isError) throw new Error(JSON.stringify(result.content));
   };
   const viaRest = async () => {
-    await post(`${stack.memoryUrl}/api/v1/sessions/${session_id}/context/search`, {
+    await postJson(`${stack.memoryUrl}/api/v1/sessions/${session_id}/context/search`, {
       query,
       limit: 5,
     });

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createLogger } from "@atrium/kit";
 import { startMemoryService } from "@atrium/memory";
 import { percentile, round } from "../../lib/load.js";
+import { postJson } from "../../lib/post-json.js";
 import { Bm25 } from "./bm25.js";
 import {
   type Dataset,
@@ -56,16 +57,6 @@ interface Scored {
   p50Ms: number;
   p95Ms: number;
   misses: string[];
-}
-
-async function post<T>(url: string, body: unknown): Promise<T> {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<T>;
 }
 
 /** A raw transcript line, as the baseline returns it: time, speaker, the whole turn. */
@@ -141,7 +132,7 @@ async function ingest(base: string, dataset: Dataset) {
         let sessionId = sessions.get(turn.session);
         if (!sessionId) {
           sessionId = (
-            await post<{ session_id: string }>(`${base}/api/v1/sessions`, {
+            await postJson<{ session_id: string }>(`${base}/api/v1/sessions`, {
               tenant_id: "bench",
               user_id: user,
               agent_id: "assistant",
@@ -150,7 +141,7 @@ async function ingest(base: string, dataset: Dataset) {
           sessions.set(turn.session, sessionId);
         }
         lastEventId = (
-          await post<{ event_id: string }>(`${base}/api/v1/sessions/${sessionId}/events`, {
+          await postJson<{ event_id: string }>(`${base}/api/v1/sessions/${sessionId}/events`, {
             role: turn.speaker === "user" ? "user" : "agent",
             type: "message",
             content: turn.text,
@@ -196,7 +187,7 @@ async function runService(dataset: Dataset, configuration: Configuration) {
       const sessions = await ingest(base, dataset);
       const ingestSeconds = round((performance.now() - started) / 1000);
       const search: Search = async (question, k) => {
-        const { results } = await post<{ results: { content: string }[] }>(
+        const { results } = await postJson<{ results: { content: string }[] }>(
           `${base}/api/v1/sessions/${sessions.get(question.userId)}/context/search`,
           { query: question.text, limit: k },
         );
