@@ -11,6 +11,7 @@ import { type GatewayService, startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres, needsServer, type TestPostgres } from "@atrium/kit/testing";
 import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import { connectJsonCalls, failed, type Probe } from "./fuzz/hostile-input.js";
 import { operationsOf, probeRestOperation, type RestOperation } from "./fuzz/rest-routes.js";
 
@@ -73,15 +74,7 @@ before(async () => {
   broker = await startBrokerService({
     sql: brokerPg.sql,
     logger,
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-      STATE_KEY: randomBytes(32).toString("hex"),
-      API_KEYS: brokerKey,
-      BROKER_HOST: "127.0.0.1",
-      BROKER_REST_PORT: "0",
-      BROKER_GRPC_PORT: "0",
-      REFRESH_LOOP: "false",
-    },
+    env: testBrokerEnv({ API_KEYS: brokerKey }),
   });
   gateway = await startGatewayService({
     logger,

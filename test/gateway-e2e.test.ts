@@ -11,6 +11,7 @@ import {
   type TestPostgres,
 } from "@atrium/kit/testing";
 import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
+import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import {
   startTestOidcProvider,
   type TestOidcProvider,
@@ -48,16 +49,7 @@ before(async () => {
   broker = await startBrokerService({
     sql: pg.sql,
     logger,
-    env: {
-      ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-      STATE_KEY: randomBytes(32).toString("hex"),
-      API_KEYS: brokerKey,
-      BROKER_HOST: "127.0.0.1",
-      BROKER_REST_PORT: "0",
-      BROKER_GRPC_PORT: "0",
-      REFRESH_LOOP: "false",
-      ALLOWED_RETURN_DOMAINS: "localhost",
-    },
+    env: testBrokerEnv({ API_KEYS: brokerKey, ALLOWED_RETURN_DOMAINS: "localhost" }),
   });
   grpcProxy = await startTcpProxy(new URL(broker.urls.grpc ?? ""));
   gateway = await startGatewayService({

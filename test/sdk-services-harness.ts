@@ -15,6 +15,7 @@ import { startGatewayService } from "@atrium/gateway";
 import { createLogger, createMemoryCache, createPgliteSql } from "@atrium/kit";
 import { startMemoryService } from "@atrium/memory";
 import Fastify from "fastify";
+import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import { startTestOidcProvider } from "../packages/broker/src/testing/test-oidc-provider.js";
 import { startProtectedResource } from "./gateway-e2e-harness.js";
 import { freePort, startTcpProxy } from "./gateway-tcp-proxy.js";
@@ -100,16 +101,7 @@ export async function startSdkServices(): Promise<SdkServices> {
     const broker = await startBrokerService({
       sql,
       logger,
-      env: {
-        ENCRYPTION_KEY: randomBytes(32).toString("base64"),
-        STATE_KEY: randomBytes(32).toString("hex"),
-        API_KEYS: brokerKey,
-        BROKER_HOST: "127.0.0.1",
-        BROKER_REST_PORT: "0",
-        BROKER_GRPC_PORT: "0",
-        REFRESH_LOOP: "false",
-        ALLOWED_RETURN_DOMAINS: "localhost",
-      },
+      env: testBrokerEnv({ API_KEYS: brokerKey, ALLOWED_RETURN_DOMAINS: "localhost" }),
     });
     stops.unshift(() => broker.stop());
     const gateway = await startGatewayService({

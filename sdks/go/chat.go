@@ -24,11 +24,7 @@ func WithChatHTTPClient(client *http.Client) ChatOption {
 // NewChatClient is a client of the chat router mounted at baseURL, e.g.
 // http://127.0.0.1:8000/api/v1.
 func NewChatClient(baseURL string, options ...ChatOption) (*ChatClient, error) {
-	s := clientSettings{headers: http.Header{}}
-	for _, option := range options {
-		option(&s)
-	}
-	svc, err := newService(baseURL, s.headers, s.client)
+	svc, err := newServiceWith(baseURL, options)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,15 @@ type clientSettings struct {
 	client  *http.Client
 }
 
+// newServiceWith applies a client's options (chat's or memory's) and binds the service.
+func newServiceWith[O ~func(*clientSettings)](baseURL string, options []O) (*service, error) {
+	s := clientSettings{headers: http.Header{}}
+	for _, option := range options {
+		option(&s)
+	}
+	return newService(baseURL, s.headers, s.client)
+}
+
 // service is an http.Client bound to one service's base URL and headers.
 type service struct {
 	base    *url.URL

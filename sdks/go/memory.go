@@ -29,11 +29,7 @@ func WithMemoryHTTPClient(client *http.Client) MemoryOption {
 
 // NewMemoryClient is a client of the memory service at baseURL, e.g. http://127.0.0.1:8080.
 func NewMemoryClient(baseURL string, options ...MemoryOption) (*MemoryClient, error) {
-	s := clientSettings{headers: http.Header{}}
-	for _, option := range options {
-		option(&s)
-	}
-	svc, err := newService(baseURL, s.headers, s.client)
+	svc, err := newServiceWith(baseURL, options)
 	if err != nil {
 		return nil, err
 	}

@@ -5,12 +5,9 @@
 // plain BM25 over the same raw turns. See README.md for the metrics.
 //
 //   nice -n 10 node --conditions=atrium-source --import tsx bench/memory/recall/recall-bench.ts
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createLogger } from "@atrium/kit";
-import { startMemoryService } from "@atrium/memory";
+import { startTestService } from "../../../test/memory-service-harness.js";
 import { percentile, round } from "../../lib/load.js";
 import { postJson } from "../../lib/post-json.js";
 import { Bm25 } from "./bm25.js";
@@ -168,42 +165,27 @@ async function ingest(base: string, dataset: Dataset) {
 }
 
 async function runService(dataset: Dataset, configuration: Configuration) {
-  const dataDir = mkdtempSync(join(tmpdir(), "memory-recall-"));
+  const { service, stop } = await startTestService(configuration.env);
   try {
-    const service = await startMemoryService({
-      env: {
-        MEMORY_HOST: "127.0.0.1",
-        MEMORY_REST_PORT: "0",
-        MEMORY_GRPC_PORT: "0",
-        ATRIUM_DATA_DIR: dataDir,
-        MEMORY_PROMOTER_INTERVAL: "0s",
-        ...configuration.env,
-      },
-      logger: createLogger({ name: "memory", level: "silent" }),
-    });
-    try {
-      const base = service.urls.rest;
-      const started = performance.now();
-      const sessions = await ingest(base, dataset);
-      const ingestSeconds = round((performance.now() - started) / 1000);
-      const search: Search = async (question, k) => {
-        const { results } = await postJson<{ results: { content: string }[] }>(
-          `${base}/api/v1/sessions/${sessions.get(question.userId)}/context/search`,
-          { query: question.text, limit: k },
-        );
-        return results.map((r) => r.content);
-      };
-      // One untimed search per user, so no first-query setup lands in the percentiles.
-      for (const user of dataset.users)
-        await search({ ...dataset.questions[0], userId: user, text: "warm up" }, 1);
-      const scores = [];
-      for (const k of KS) scores.push(await score(dataset, search, k));
-      return { ingestSeconds, scores };
-    } finally {
-      await service.stop();
-    }
+    const base = service.urls.rest;
+    const started = performance.now();
+    const sessions = await ingest(base, dataset);
+    const ingestSeconds = round((performance.now() - started) / 1000);
+    const search: Search = async (question, k) => {
+      const { results } = await postJson<{ results: { content: string }[] }>(
+        `${base}/api/v1/sessions/${sessions.get(question.userId)}/context/search`,
+        { query: question.text, limit: k },
+      );
+      return results.map((r) => r.content);
+    };
+    // One untimed search per user, so no first-query setup lands in the percentiles.
+    for (const user of dataset.users)
+      await search({ ...dataset.questions[0], userId: user, text: "warm up" }, 1);
+    const scores = [];
+    for (const k of KS) scores.push(await score(dataset, search, k));
+    return { ingestSeconds, scores };
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    await stop();
   }
 }
 

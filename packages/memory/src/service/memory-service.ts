@@ -428,12 +428,14 @@ export function createMemoryService(
           .map((f) => ({ ...f, similarityScore: Math.min(f.similarityScore, floor) }))
           .sort((a, b) => b.similarityScore - a.similarityScore),
       ];
-      touch(
-        await chainStore.byIds(
-          sql,
-          kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId),
-        ),
-      );
+      // Heat bookkeeping reads the pages' chains: off the request path, like the write.
+      const recalled = kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId);
+      if (recalled.length > 0) {
+        chainStore
+          .byIds(sql, recalled)
+          .then(touch)
+          .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
+      }
       return { results: returned };
     },
 
