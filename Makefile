@@ -13,6 +13,7 @@ install: $(STAMP)
 
 build: $(STAMP)
 	npx tsc -b
+	npm run --silent build -w @atrium/console
 
 start: build
 	node packages/server/dist/main.js start

@@ -38,11 +38,12 @@ function run(command, args, options) {
 
 async function runPython(root) {
   const python = process.env.ATRIUM_PYTHON ?? "/usr/bin/python3";
-  const probe = spawnSync(python, ["-c", "import httpx, pytest"], { stdio: "ignore" });
+  const probe = spawnSync(python, ["-c", "import httpx, pytest, websockets"], { stdio: "ignore" });
   if (probe.status !== 0) {
     return unavailable(
       "python SDK",
-      `${python} lacks httpx or pytest (apt-get install python3-httpx python3-pytest)`,
+      `${python} lacks httpx, pytest or websockets ` +
+        "(apt-get install python3-httpx python3-pytest python3-websockets)",
     );
   }
   const junit = join(mkdtempSync(join(tmpdir(), "atrium-pytest-")), "junit.xml");

@@ -40,7 +40,9 @@ function manifestSpots(json) {
 function lockSpots(json) {
   const spots = [["version", () => json.version, (v) => (json.version = v)]];
   for (const [key, entry] of Object.entries(json.packages ?? {})) {
-    if (key !== "" && !key.startsWith("packages/")) continue;
+    // Workspaces only: `packages/<name>`, not a dependency npm nested under one
+    // (`packages/gateway/node_modules/glob` has its own version).
+    if (key !== "" && !/^packages\/[^/]+$/.test(key)) continue;
     for (const [label, get, set] of manifestSpots(entry))
       spots.push([`packages["${key}"].${label}`, get, set]);
   }

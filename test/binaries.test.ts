@@ -6,7 +6,7 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { freePort } from "./gateway-tcp-proxy.js";
+import { atriumStartEnv } from "./atrium-start-env.js";
 
 // The binaries as users run them from the repository root after `make build`: through npx and
 // the links npm makes in node_modules/.bin, never through a path into dist/.
@@ -37,25 +37,12 @@ test("a binary that was not built yet says to run make build", async (t) => {
 test("npx atrium start ends its output with the newcomer's next steps", async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-start-"));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
-  const [memRest, memGrpc, brokerRest, brokerGrpc, gwRest, gwGrpc, agent] = await Promise.all(
-    Array.from({ length: 7 }, freePort),
-  );
+  const { ports, env: startEnv } = await atriumStartEnv(dataDir);
   const child = spawn("npx", ["--no-install", "atrium", "start"], {
     cwd: repoRoot,
     env: {
       ...process.env,
-      ATRIUM_DATA_DIR: dataDir,
-      MEMORY_REST_PORT: String(memRest),
-      MEMORY_GRPC_PORT: String(memGrpc),
-      BROKER_REST_PORT: String(brokerRest),
-      BROKER_GRPC_PORT: String(brokerGrpc),
-      GATEWAY_REST_PORT: String(gwRest),
-      GATEWAY_GRPC_PORT: String(gwGrpc),
-      AGENT_PORT: String(agent),
-      MEMORY_URL: `http://127.0.0.1:${memRest}`,
-      MEMORY_GRPC_URL: `http://127.0.0.1:${memGrpc}`,
-      BROKER_URL: `http://127.0.0.1:${brokerRest}`,
-      BROKER_GRPC_URL: `http://127.0.0.1:${brokerGrpc}`,
+      ...startEnv,
     },
     stdio: ["ignore", "pipe", "inherit"],
     detached: true,
@@ -87,7 +74,7 @@ test("npx atrium start ends its output with the newcomer's next steps", async (t
   );
   assert.ok(
     banner.includes(
-      `  memory   REST http://127.0.0.1:${memRest}  gRPC http://127.0.0.1:${memGrpc}`,
+      `  memory   REST http://127.0.0.1:${ports.memRest}  gRPC http://127.0.0.1:${ports.memGrpc}`,
     ),
   );
   assert.ok(banner.some((line) => line.includes(join(dataDir, "dev.env"))));

@@ -10,18 +10,22 @@ import { type AgentService, startAgentService } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres, needsServer, type TestPostgres } from "@atrium/kit/testing";
+import { keyDigest } from "@atrium/mcp";
 import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
 import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import { connectJsonCalls, failed, type Probe } from "./fuzz/hostile-input.js";
+import { probeMcp } from "./fuzz/mcp-calls.js";
 import { operationsOf, probeRestOperation, type RestOperation } from "./fuzz/rest-routes.js";
 
 /**
  * Every REST route and every RPC of the four services, on real PostgreSQL, gets malformed input:
  * NUL and lone surrogates in every field, wrong types, bad base64, huge and deeply nested bodies,
- * `%00` and `../` in ids and query values. Any 5xx other than 501 (a planned operation) fails.
+ * `%00` and `../` in ids and query values; the gateway's MCP endpoint gets the same in tool
+ * arguments and broken JSON-RPC. Any 5xx other than 501 (a planned operation) fails.
  */
 const logger = createLogger({ name: "fuzz", level: "silent" });
 const brokerKey = `broker-${randomBytes(8).toString("hex")}`;
+const gatewayKey = `gateway-${randomBytes(8).toString("hex")}`;
 const dataDir = mkdtempSync(join(tmpdir(), "atrium-fuzz-"));
 const openapi = (name: string) => new URL(`../openapi/${name}.v1.openapi.json`, import.meta.url);
 
@@ -76,6 +80,15 @@ before(async () => {
     logger,
     env: testBrokerEnv({ API_KEYS: brokerKey }),
   });
+  agent = await startAgentService({
+    logger,
+    env: {
+      AGENT_HOST: "127.0.0.1",
+      AGENT_PORT: "0",
+      ATRIUM_DATA_DIR: dataDir,
+      CHAT_STREAM_TIMEOUT: "300ms",
+    },
+  });
   gateway = await startGatewayService({
     logger,
     env: {
@@ -86,15 +99,19 @@ before(async () => {
       BROKER_URL: broker.urls.rest,
       BROKER_GRPC_URL: broker.urls.grpc ?? "",
       BROKER_API_KEY: brokerKey,
-    },
-  });
-  agent = await startAgentService({
-    logger,
-    env: {
-      AGENT_HOST: "127.0.0.1",
-      AGENT_PORT: "0",
-      ATRIUM_DATA_DIR: dataDir,
-      CHAT_STREAM_TIMEOUT: "300ms",
+      GATEWAY_REQUIRE_API_KEY: "true",
+      GATEWAY_API_KEYS: gatewayKey,
+      GATEWAY_MCP_SCOPES: JSON.stringify([
+        {
+          key_sha256: keyDigest(gatewayKey),
+          tenant_id: "fuzz",
+          user_id: "u1",
+          agent_id: "a1",
+          workspace_id: "ws-fuzz",
+        },
+      ]),
+      MEMORY_URL: memory.urls.rest,
+      AGENT_CHAT_URL: agent.urls.rest,
     },
   });
 });
@@ -123,7 +140,7 @@ test("every REST route of every service answers hostile input without a 5xx", as
   const targets: [string, string, RestOperation[], Record<string, string>][] = [
     ["memory", memory.urls.rest, operationsOf(openapi("memory")), {}],
     ["broker", broker.urls.rest, operationsOf(openapi("broker")), { "x-api-key": brokerKey }],
-    ["gateway", gateway.urls.rest, operationsOf(openapi("gateway")), {}],
+    ["gateway", gateway.urls.rest, operationsOf(openapi("gateway")), { "x-api-key": gatewayKey }],
     ["agent", agent.urls.rest, chatOperations, {}],
   ];
   for (const [name, url, operations, headers] of targets) {
@@ -145,7 +162,7 @@ test("every RPC of every service answers hostile input without a server error", 
   ][] = [
     ["memory", memory.urls.grpc ?? "", memoryV1.MemoryService, {}],
     ["broker", broker.urls.grpc ?? "", brokerV1.BrokerService, { "x-api-key": brokerKey }],
-    ["gateway", gateway.urls.grpc ?? "", gatewayV1.GatewayService, {}],
+    ["gateway", gateway.urls.grpc ?? "", gatewayV1.GatewayService, { "x-api-key": gatewayKey }],
   ];
   for (const [name, url, service, headers] of targets) {
     await t.test(name, async () => {
@@ -154,4 +171,11 @@ test("every RPC of every service answers hostile input without a server error", 
       probes.check(service.methods.length * 10);
     });
   }
+});
+
+test("the MCP endpoint answers hostile JSON-RPC without a server error", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const probes = collect();
+  await probeMcp(`${gateway.urls.rest}/mcp`, gatewayKey, probes.add);
+  probes.check(150);
 });

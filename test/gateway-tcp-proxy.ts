@@ -15,6 +15,9 @@ export interface TcpProxy {
   accepted(): number;
   /** Drops the open connections but keeps listening: a network blip. */
   cut(): void;
+  /** Drops the open connections and refuses new ones until `heal`: a network partition. */
+  partition(): void;
+  heal(): void;
   /** Stops listening and cuts open connections: the target looks gone to the client. */
   close(): Promise<void>;
 }
@@ -23,7 +26,12 @@ export interface TcpProxy {
 export async function startTcpProxy(target: URL): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
   let accepted = 0;
+  let partitioned = false;
   const server = createTcpServer((client) => {
+    if (partitioned) {
+      client.destroy();
+      return;
+    }
     accepted += 1;
     const upstream = connect(Number(target.port), target.hostname);
     for (const socket of [client, upstream]) {
@@ -43,6 +51,13 @@ export async function startTcpProxy(target: URL): Promise<TcpProxy> {
     accepted: () => accepted,
     cut() {
       for (const socket of sockets) socket.destroy();
+    },
+    partition() {
+      partitioned = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    heal() {
+      partitioned = false;
     },
     close: () =>
       new Promise<void>((resolve) => {

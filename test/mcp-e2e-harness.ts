@@ -36,6 +36,8 @@ export interface RecordingServer {
 
 export interface McpStack {
   gatewayUrl: string;
+  /** The gateways' configuration, for starting one more elsewhere (a bench's own process). */
+  gatewayEnv: Record<string, string>;
   /** The memory service's REST base URL, for calls that skip the gateway. */
   memoryUrl: string;
   /** Another gateway instance with the same configuration. */
@@ -109,6 +111,12 @@ function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
 export interface McpStackOptions {
   /** Default `debug`, kept in memory: the no-secrets-in-logs test reads every line. */
   logLevel?: "debug" | "info";
+  /** More gateway settings (OAuth, say). */
+  gatewayEnv?: Record<string, string>;
+  /** More scope entries beside alice's and bob's keys. */
+  extraScopes?: Record<string, string>[];
+  /** A memory service running elsewhere (a bench's own process); default: one in this process. */
+  memoryUrl?: string;
 }
 
 export async function startMcpStack(options: McpStackOptions = {}): Promise<McpStack> {
@@ -158,8 +166,12 @@ export async function startMcpStack(options: McpStackOptions = {}): Promise<McpS
     });
     cleanups.push(() => api.close());
 
-    const memory: TestService = await startTestService();
-    cleanups.push(() => memory.stop());
+    let memoryUrl = options.memoryUrl;
+    if (memoryUrl === undefined) {
+      const memory: TestService = await startTestService();
+      cleanups.push(() => memory.stop());
+      memoryUrl = memory.service.urls.rest;
+    }
 
     const tracesDir = await mkdtemp(join(tmpdir(), "mcp-traces-"));
     cleanups.push(() => rm(tracesDir, { recursive: true, force: true }));
@@ -207,10 +219,12 @@ export async function startMcpStack(options: McpStackOptions = {}): Promise<McpS
           agent_id: "desk",
           workspace_id: "ws-b",
         },
+        ...(options.extraScopes ?? []),
       ]),
-      MEMORY_URL: memory.service.urls.rest,
+      MEMORY_URL: memoryUrl,
       AGENT_CHAT_URL: chatUrl,
       MCP_HTTP_MAX_BYTES: "65536",
+      ...options.gatewayEnv,
     };
     // Two instances of one configuration, as behind a load balancer.
     const gateway: GatewayService = await startGatewayService({ logger, env: gatewayEnv });
@@ -235,7 +249,8 @@ export async function startMcpStack(options: McpStackOptions = {}): Promise<McpS
 
     return {
       gatewayUrl: gateway.urls.rest,
-      memoryUrl: memory.service.urls.rest,
+      gatewayEnv,
+      memoryUrl,
       secondGatewayUrl: secondGateway.urls.rest,
       broker,
       brokerKey,

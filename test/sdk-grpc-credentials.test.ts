@@ -7,6 +7,7 @@ import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
 import { createCredentialInterceptor } from "@atrium/sdk/grpc";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
+import { EchoService } from "../packages/sdk/src/testing/echo-service.js";
 import {
   type LoopbackServer,
   sendJson,
@@ -25,6 +26,17 @@ let generation = 1;
 let accepted = "Bearer at-1";
 const seen: string[] = [];
 const sessions = new Set<Http2Session>();
+/** Pings each accepted Chat call received, one list per call. */
+const chats: string[][] = [];
+/** Watch answers one message, then refuses the credential (a revocation mid-stream). */
+let refuseAfterFirst = false;
+
+function credentialOf(context: { requestHeader: Headers }) {
+  const credential =
+    context.requestHeader.get("authorization") ?? `key ${context.requestHeader.get("x-test-key")}`;
+  seen.push(credential);
+  if (credential !== accepted) throw new ConnectError("stale", Code.Unauthenticated);
+}
 
 before(async () => {
   gateway = await startLoopbackServer((request, response) => {
@@ -54,17 +66,32 @@ before(async () => {
   });
   grpc = createServer(
     connectNodeAdapter({
-      routes: (router) =>
+      routes: (router) => {
+        router.service(EchoService, {
+          async *watch(request, context) {
+            credentialOf(context);
+            for (let i = 1; i <= 3; i++) {
+              yield { text: `${request.text}-${i}` };
+              if (refuseAfterFirst) throw new ConnectError("revoked", Code.Unauthenticated);
+            }
+          },
+          async *chat(requests, context) {
+            credentialOf(context);
+            const received: string[] = [];
+            chats.push(received);
+            for await (const ping of requests) {
+              received.push(ping.text);
+              yield { text: `echo ${ping.text}` };
+            }
+          },
+        });
         router.service(memoryV1.MemoryService, {
           healthCheck(_request, context) {
-            const credential =
-              context.requestHeader.get("authorization") ??
-              `key ${context.requestHeader.get("x-test-key")}`;
-            seen.push(credential);
-            if (credential !== accepted) throw new ConnectError("stale", Code.Unauthenticated);
+            credentialOf(context);
             return { status: "healthy" };
           },
-        }),
+        });
+      },
     }),
   );
   grpc.on("session", (session) => sessions.add(session));
@@ -136,4 +163,70 @@ test("a revoked connection fails the call before it is sent, with ConnectionRevo
     return true;
   });
   assert.deepEqual(seen, []);
+});
+
+function echoClient(connectionId: string) {
+  const sdk = createGatewayClient({ baseUrl: gateway.url });
+  return createClient(
+    EchoService,
+    createGrpcTransport({
+      baseUrl: grpcUrl,
+      interceptors: [createCredentialInterceptor(sdk, connectionId)],
+    }),
+  );
+}
+
+test("a server stream refused for a rotated credential is refreshed once and answered in full", async () => {
+  accepted = `Bearer at-${generation}`;
+  const client = echoClient("c");
+  const warm: string[] = [];
+  for await (const pong of client.watch({ text: "a" })) warm.push(pong.text);
+  assert.deepEqual(warm, ["a-1", "a-2", "a-3"]);
+  const before = refreshes();
+  accepted = `Bearer at-${generation + 1}`;
+  seen.splice(0);
+  const texts: string[] = [];
+  for await (const pong of client.watch({ text: "b" })) texts.push(pong.text);
+  assert.deepEqual(texts, ["b-1", "b-2", "b-3"]);
+  assert.equal(refreshes(), before + 1);
+  assert.deepEqual(seen.splice(0), [`Bearer at-${generation - 1}`, accepted]);
+});
+
+test("a bidi stream refused at its start resends what it had sent, then goes on: each ping once", async () => {
+  const client = echoClient("c");
+  accepted = `Bearer at-${generation + 1}`;
+  chats.splice(0);
+  async function* pings() {
+    for (let i = 1; i <= 5; i++) {
+      yield { text: `p${i}` };
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+  const echoes: string[] = [];
+  for await (const pong of client.chat(pings())) echoes.push(pong.text);
+  assert.deepEqual(echoes, ["echo p1", "echo p2", "echo p3", "echo p4", "echo p5"]);
+  assert.deepEqual(
+    chats,
+    [["p1", "p2", "p3", "p4", "p5"]],
+    "one accepted call received each ping once",
+  );
+});
+
+test("a stream refused after it answered is not repeated: the caller sees the error", async () => {
+  const client = echoClient("c");
+  refuseAfterFirst = true;
+  const before = refreshes();
+  const texts: string[] = [];
+  try {
+    await assert.rejects(
+      (async () => {
+        for await (const pong of client.watch({ text: "c" })) texts.push(pong.text);
+      })(),
+      (error: unknown) => ConnectError.from(error).code === Code.Unauthenticated,
+    );
+  } finally {
+    refuseAfterFirst = false;
+  }
+  assert.deepEqual(texts, ["c-1"]);
+  assert.equal(refreshes(), before);
 });

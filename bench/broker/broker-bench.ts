@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
-import { autocannon, sequential } from "../lib/load.js";
+import { autocannon, sequential, wrkPaced } from "../lib/load.js";
 
 const dueConnections = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -142,6 +142,20 @@ async function main() {
         .map((id) => ({ method: "GET", path: `/connections/${id}/token` })),
     });
 
+    // The same rate paced by wrk (a C generator, off Node's event loops): the latency floor the
+    // issue's goal is stated in (p99 at most 5 ms at 1,000 req/s).
+    const paths = ids.slice(0, 500).map((id) => `/connections/${id}/token`);
+    const paced = await wrkPaced({ url: a.urls.rest, rate, durationS, headers, paths });
+    const pacedNoop = await wrkPaced({ url: `${a.urls.rest}/health`, rate, durationS: 3 });
+
+    // Every served retrieval has its committed audit row (group commit must not drop any).
+    const audited = await pg.sql.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'token.retrieved'",
+    );
+    const pacedServed = paced ? paced.requests - paced.errors : 0;
+    const served =
+      2_000 + retrieval.requests.total - retrieval.non2xx - retrieval.errors + pacedServed;
+
     // 2. Refresh loop: every connection is due; two instances race for them.
     const started = process.hrtime.bigint();
     const [passA, passB] = await Promise.all([a.refreshLoop.runOnce(), b.refreshLoop.runOnce()]);
@@ -158,7 +172,20 @@ async function main() {
         p99_ms: retrieval.latency.p99,
         non_2xx: retrieval.non2xx,
         errors: retrieval.errors,
+        retrievals_served: served,
+        retrievals_audited: audited.rows[0]?.n ?? 0,
       },
+      token_retrieval_wrk_paced: paced
+        ? {
+            requests_per_second: paced.rps,
+            p50_ms: paced.p50,
+            p99_ms: paced.p99,
+            non_2xx: paced.errors,
+          }
+        : "wrk not installed",
+      reference_noop_http_wrk_paced: pacedNoop
+        ? { requests_per_second: pacedNoop.rps, p50_ms: pacedNoop.p50, p99_ms: pacedNoop.p99 }
+        : "wrk not installed",
       sequential_token_retrieval: {
         p50_ms: retrievalSequential.p50,
         p99_ms: retrievalSequential.p99,
@@ -201,6 +228,10 @@ async function main() {
       },
       "pg SELECT 1": { p50_ms: pgReference.p50, p99_ms: pgReference.p99, rps: Number.NaN },
     });
+    console.log(
+      // Audited can exceed served by the calls still in flight when the load generator stopped.
+      `token retrievals served ${served}, audited ${result.token_retrieval.retrievals_audited} (must not be fewer)`,
+    );
     console.log(JSON.stringify(result.refresh_loop, null, 2));
     mkdirSync("bench/results", { recursive: true });
     writeFileSync("bench/results/broker.json", `${JSON.stringify(result, null, 2)}\n`);

@@ -1,11 +1,12 @@
 // Load generation and latency statistics shared by the benchmarks, so every bench reports
 // percentiles the same way.
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 
 /** The part of autocannon's result the benches report. */
 export interface CannonResult {
@@ -133,14 +134,19 @@ export interface WrkOptions {
   delayMs?: number;
   /** A JSON body sent with POST. */
   body?: string;
+  /** Request headers. */
+  headers?: Record<string, string>;
+  /** GET these paths in turn instead of the URL's own. */
+  paths?: string[];
 }
 
 /**
  * Load from wrk (Debian's `wrk`, a C load generator much lighter than any Node one, so that on a
  * small machine it leaves more of the CPU to the service under test). One thread, `connections`
- * keep-alive connections. Undefined when wrk is not installed.
+ * keep-alive connections. Undefined when wrk is not installed. Asynchronous, so a service in this
+ * process keeps answering while wrk runs.
  */
-export function wrk(options: WrkOptions) {
+export async function wrk(options: WrkOptions) {
   const script = join(mkdtempSync(join(tmpdir(), "wrk-")), "load.lua");
   const lines: string[] = [];
   if (options.body !== undefined) {
@@ -150,11 +156,24 @@ export function wrk(options: WrkOptions) {
       `wrk.body = [==[${options.body}]==]`,
     );
   }
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    lines.push(`wrk.headers[${JSON.stringify(name)}] = ${JSON.stringify(value)}`);
+  }
+  if (options.paths !== undefined) {
+    lines.push(
+      `local paths = {${options.paths.map((path) => JSON.stringify(path)).join(",")}}`,
+      "local next_path = 0",
+      "function request()",
+      "  next_path = next_path % #paths + 1",
+      "  return wrk.format(nil, paths[next_path])",
+      "end",
+    );
+  }
   if (options.delayMs !== undefined) lines.push(`function delay() return ${options.delayMs} end`);
   writeFileSync(script, `${lines.join("\n")}\n`);
   let out: string;
   try {
-    out = execFileSync(
+    ({ stdout: out } = await promisify(execFile)(
       "wrk",
       [
         "-t1",
@@ -166,7 +185,7 @@ export function wrk(options: WrkOptions) {
         options.url,
       ],
       { encoding: "utf8" },
-    );
+    ));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;
@@ -176,6 +195,7 @@ export function wrk(options: WrkOptions) {
   const percentileOf = (p: number) =>
     wrkMs(new RegExp(`^\\s+${p}%\\s+(\\S+)`, "m").exec(out)?.[1] ?? "");
   return {
+    requests: Number(/(\d+) requests in/.exec(out)?.[1] ?? 0),
     rps: round(Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1] ?? Number.NaN)),
     p50: percentileOf(50),
     p99: percentileOf(99),
@@ -189,11 +209,15 @@ export function wrk(options: WrkOptions) {
  * `rate`. That is closed loop, so a stall delays fewer requests than the open-loop generator
  * counts; its value is a latency floor free of the Node generator's own pauses.
  */
-export function wrkPaced(options: { url: string; rate: number; durationS: number }) {
+export function wrkPaced(
+  options: { url: string; rate: number; durationS: number } & Pick<WrkOptions, "headers" | "paths">,
+) {
   return wrk({
     url: options.url,
     durationS: options.durationS,
     connections: Math.max(1, Math.ceil(options.rate / 90)),
     delayMs: 10,
+    headers: options.headers,
+    paths: options.paths,
   });
 }

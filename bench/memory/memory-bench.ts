@@ -11,14 +11,10 @@
 //   (the service under test runs from the compiled packages; `make bench` builds first)
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
 //   BENCH_PART=throughput|search and BENCH_PATHS=exact|hnsw run a part; other figures are kept
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { once } from "node:events";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { memoryV1 } from "@atrium/api";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
@@ -26,6 +22,7 @@ import { createWeightedHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
+import { startMemoryProcess } from "../lib/service-process.js";
 import { createBenchSearch, TURNS_PER_CHAIN } from "./bench-search.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -104,35 +101,10 @@ async function chainChecksDone(sql: Sql) {
   }
 }
 
-/**
- * Starts serve.ts in a child process and resolves with its URLs. The service runs from the
- * packages' compiled `dist` (as `make start` runs it; `make bench` builds first), not from the
- * sources through tsx, whose transform adds work to every function it defines.
- */
-async function startServer(env: Record<string, string>) {
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", fileURLToPath(new URL("serve.ts", import.meta.url))],
-    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const [line] = (await once(
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }),
-    "line",
-  )) as [string];
-  const urls = JSON.parse(line) as { rest: string; grpc: string; noop: string; noopGrpc: string };
-  return {
-    urls,
-    async stop() {
-      child.kill("SIGTERM");
-      await once(child, "exit");
-    },
-  };
-}
-
 async function throughputPart() {
   const pg = await createTestPostgres({ max: 4 });
   const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
-  const server = await startServer({
+  const server = await startMemoryProcess({
     MEMORY_HOST: "127.0.0.1",
     MEMORY_REST_PORT: "0",
     MEMORY_GRPC_PORT: "0",
@@ -183,14 +155,16 @@ async function throughputPart() {
     // seconds of steady load; until then scavenges run several times longer), the two
     // alternate five times so that both see the same machine (this VM's CPU steal comes and
     // goes), and each row reports the run with the median p99.
-    if (wrkPaced({ url: contextUrl, rate, durationS: 10 })) {
+    if (await wrkPaced({ url: contextUrl, rate, durationS: 10 })) {
       const paced: Record<"noop" | "context", Row[]> = { noop: [], context: [] };
       for (let round = 0; round < 5; round++) {
         for (const [kind, url] of [
           ["noop", `${noopUrl}/noop`],
           ["context", contextUrl],
         ] as const) {
-          const r = wrkPaced({ url, rate, durationS }) as NonNullable<ReturnType<typeof wrkPaced>>;
+          const r = (await wrkPaced({ url, rate, durationS })) as NonNullable<
+            Awaited<ReturnType<typeof wrkPaced>>
+          >;
           paced[kind].push({ name: kind, transport: "rest", ...r });
         }
       }
@@ -206,7 +180,7 @@ async function throughputPart() {
       });
     }
     rows.push(await cannon("GetContext (max rate)", { url: contextUrl }));
-    const contextMax = wrk({ url: contextUrl, durationS, connections: 32 });
+    const contextMax = await wrk({ url: contextUrl, durationS, connections: 32 });
     if (contextMax)
       rows.push({ name: "GetContext (max rate, wrk)", transport: "rest", ...contextMax });
     const noopGrpc = createClient(
@@ -225,7 +199,7 @@ async function throughputPart() {
     );
     await chainChecksDone(pg.sql);
     // The same from wrk, which leaves the service the CPU that autocannon's Node process takes.
-    const storeMax = wrk({
+    const storeMax = await wrk({
       url: `${rest}/api/v1/sessions/${session_id}/interactions`,
       durationS,
       connections: 32,

@@ -47,6 +47,36 @@ func TestE2EEveryMemoryRoute(t *testing.T) {
 	}
 }
 
+// A write retried with its idempotency key returns the first result and is stored once.
+func TestE2EARetriedWriteWithItsIdempotencyKeyIsStoredOnce(t *testing.T) {
+	s := needServices(t)
+	ctx := context.Background()
+	memory, _ := NewMemoryClient(s.Memory)
+	session, err := memory.CreateSession(ctx, CreateSessionInput{TenantID: "acme", UserID: "u-go-idem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	input := InteractionInput{UserMessage: "my locker code changed", IdempotencyKey: "go-k-1"}
+	first, err := memory.StoreInteraction(ctx, session.SessionID, input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := memory.StoreInteraction(ctx, session.SessionID, input)
+	if err != nil || again.InteractionID != first.InteractionID {
+		t.Fatal(first, again, err)
+	}
+	event := EventInput{Type: "thought", Role: "agent", Content: "noted", IdempotencyKey: "go-k-2"}
+	for i := 0; i < 2; i++ {
+		if _, err := memory.StoreEvent(ctx, session.SessionID, event); err != nil {
+			t.Fatal(err)
+		}
+	}
+	window, err := memory.GetContext(ctx, session.SessionID, ContextQuery{Limit: 20})
+	if err != nil || len(window.StmEvents) != 2 {
+		t.Fatal(window, err)
+	}
+}
+
 // The trace stream against the real chat router: the connection is cut mid-step and the stream
 // resumes with Last-Event-ID, so every event arrives exactly once and in order.
 func TestE2EACutTraceStreamResumes(t *testing.T) {

@@ -79,9 +79,17 @@ func (s *service) request(ctx context.Context, method, path string, query url.Va
 // call sends JSON and decodes the JSON answer into out; a non-2xx answer becomes an *Error, which
 // errorFor may turn into a typed one.
 func (s *service) call(ctx context.Context, method, path string, query url.Values, body, out any, errorFor func(*Error) error) error {
+	return s.callWithHeader(ctx, method, path, query, nil, body, out, errorFor)
+}
+
+// callWithHeader is call with headers of this request only (an Idempotency-Key, say).
+func (s *service) callWithHeader(ctx context.Context, method, path string, query url.Values, header http.Header, body, out any, errorFor func(*Error) error) error {
 	req, err := s.request(ctx, method, path, query, body)
 	if err != nil {
 		return err
+	}
+	for name, values := range header {
+		req.Header[name] = values
 	}
 	res, err := s.http.Do(req)
 	if err != nil {

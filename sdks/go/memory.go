@@ -53,6 +53,9 @@ type InteractionInput struct {
 	AgentResponse string            `json:"agent_response,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	Timestamp     string            `json:"timestamp,omitempty"`
+	// IdempotencyKey, when set, goes out as Idempotency-Key: a retry with the same key (within a
+	// day) returns the first result and stores nothing twice.
+	IdempotencyKey string `json:"-"`
 }
 
 type StoreInteractionResult struct {
@@ -68,6 +71,8 @@ type EventInput struct {
 	Content   string            `json:"content,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 	Timestamp string            `json:"timestamp,omitempty"`
+	// IdempotencyKey: as for InteractionInput.
+	IdempotencyKey string `json:"-"`
 	// Payload is base64; it needs MimeType and a blob store on the server (else 412).
 	Payload  string `json:"payload,omitempty"`
 	MimeType string `json:"mime_type,omitempty"`
@@ -152,13 +157,13 @@ func (m *MemoryClient) CreateSession(ctx context.Context, input CreateSessionInp
 
 func (m *MemoryClient) StoreInteraction(ctx context.Context, sessionID string, input InteractionInput) (*StoreInteractionResult, error) {
 	var result StoreInteractionResult
-	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/interactions"), nil, input, &result, nil)
+	err := m.svc.callWithHeader(ctx, "POST", sessionPath(sessionID, "/interactions"), nil, idempotency(input.IdempotencyKey), input, &result, nil)
 	return &result, err
 }
 
 func (m *MemoryClient) StoreEvent(ctx context.Context, sessionID string, input EventInput) (*StoreEventResult, error) {
 	var result StoreEventResult
-	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/events"), nil, input, &result, nil)
+	err := m.svc.callWithHeader(ctx, "POST", sessionPath(sessionID, "/events"), nil, idempotency(input.IdempotencyKey), input, &result, nil)
 	return &result, err
 }
 
@@ -188,4 +193,11 @@ func (m *MemoryClient) TriggerGraphAnalytics(ctx context.Context) (*AnalyticsTri
 	var result AnalyticsTriggerResult
 	err := m.svc.call(ctx, "POST", "api/v1/admin/analytics/trigger", nil, struct{}{}, &result, nil)
 	return &result, err
+}
+
+func idempotency(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Idempotency-Key": {key}}
 }

@@ -1,7 +1,10 @@
 import { connect } from "node:http2";
 import type { DescField, DescMessage, DescService } from "@bufbuild/protobuf";
 
-/** One malformed request and what came back; `failed` when the answer is a 5xx other than 501. */
+/**
+ * One malformed request and what came back; `failed` when the answer is a 5xx other than 501, or
+ * an answer that reports an internal failure in its body (`code: "internal"`).
+ */
 export interface Probe {
   what: string;
   status: number;
@@ -160,4 +163,5 @@ function post(
   });
 }
 
-export const failed = (probe: Probe) => probe.status >= 500 && probe.status !== 501;
+export const failed = (probe: Probe) =>
+  (probe.status >= 500 && probe.status !== 501) || probe.code === "internal";

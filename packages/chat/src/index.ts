@@ -1,3 +1,5 @@
+/** The system Chromium the browser tool drives (also what the console browser tests launch). */
+export { findChromium } from "./agents/browser.js";
 export { type AgentConfig, loadAgentConfig } from "./host/agent-config.js";
 export {
   type AgentService,

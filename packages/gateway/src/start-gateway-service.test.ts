@@ -76,6 +76,13 @@ describe("gateway service", () => {
         },
         { type: "aws_sigv4", region: "eu-west-1", service: "execute-api" },
       );
+      // One broker call per token: the strategy came with it, nothing was looked up besides.
+      const metrics = await (await fetch(`${gateway.urls.rest}/metrics`)).text();
+      const brokerCalls = metrics
+        .split("\n")
+        .filter((l) => l.startsWith("atrium_gateway_broker_calls_total{"))
+        .map((l) => /method="(\w+)"/.exec(l)?.[1]);
+      assert.deepEqual([...new Set(brokerCalls)], ["GetConnectionToken"]);
     });
 
     it("passes the broker's error bodies through unchanged", async () => {

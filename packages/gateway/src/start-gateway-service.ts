@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { gatewayV1 } from "@atrium/api";
 import {
   ConfigError,
@@ -14,9 +15,9 @@ import { createCorsPolicy } from "./access/cors.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { loadGatewayConfig } from "./config/gateway-config.js";
-import { configureMcpRoute, loadScopes } from "./mcp/mcp-route.js";
+import { configureMcpRoute, loadScopes, mcpOAuthPaths } from "./mcp/mcp-route.js";
 import { createBrokerMetrics } from "./service/broker-metrics.js";
-import { createStrategyCache } from "./service/credential-strategy.js";
+import { configureConsoleRoute, consolePrefix, isConsolePath } from "./service/console-route.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
 import { configureGatewayRest } from "./service/gateway-rest.js";
 
@@ -33,8 +34,6 @@ export interface GatewayService {
   stop(): Promise<void>;
 }
 
-const strategyTtlMs = 60_000;
-
 /**
  * Starts the gateway: the public /v1 API (REST and gRPC from proto/gateway/v1) in front of the
  * broker. Configuration problems throw ConfigError with one line naming the variable.
@@ -45,8 +44,11 @@ export async function startGatewayService(
   const config = loadGatewayConfig(options.env);
   const logger = options.logger ?? createLogger({ name: "gateway" });
 
+  // Only for OAuth callers of /mcp: their in-process SDK client needs a key for /v1 (see
+  // McpRouteOptions.internalKey). Random per process, held only in memory.
+  const internalKey = config.mcp?.oauth ? randomBytes(32).toString("base64url") : undefined;
   const keys = createApiKeyStore({
-    keys: config.apiKeys,
+    keys: internalKey ? [...config.apiKeys, internalKey] : config.apiKeys,
     files: config.apiKeyFiles,
     reloadMs: config.apiKeyReloadMs,
     onReloadError: (file) =>
@@ -60,7 +62,7 @@ export async function startGatewayService(
         `invalid configuration: GATEWAY_API_KEY_FILE(S) could not be read: ${(error as Error).message}`,
       );
     }
-    if (keys.size() === 0) {
+    if (keys.size() === (internalKey ? 1 : 0)) {
       throw new ConfigError(
         "invalid configuration: GATEWAY_REQUIRE_API_KEY=true but no key is configured (GATEWAY_API_KEYS, GATEWAY_API_KEY_FILE, GATEWAY_API_KEYS_FILE)",
       );
@@ -104,7 +106,6 @@ export async function startGatewayService(
   });
   const handlers = createGatewayHandlers({
     broker: broker.client,
-    strategies: createStrategyCache({ broker: broker.client, ttlMs: strategyTtlMs }),
     allowedReturnDomains: config.allowedReturnDomains,
     publicUrl: config.publicUrl,
   });
@@ -116,6 +117,7 @@ export async function startGatewayService(
       })
     : handlers;
 
+  let consoleServed = false;
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
     name: "gateway",
@@ -133,12 +135,13 @@ export async function startGatewayService(
         implementation: implementation as unknown as Partial<ServiceImpl<DescService>>,
       },
     ],
-    configureRest: (app) => {
+    configureRest: async (app) => {
       configureGatewayRest(app, {
         cors: createCorsPolicy(config.corsAllowedOrigins),
         checkApiKey: config.requireApiKey
           ? (presented, path) => {
-              if (exemptPaths.has(path)) return;
+              if (exemptPaths.has(path) || isConsolePath(path)) return;
+              if (config.mcp?.oauth && mcpOAuthPaths.includes(path)) return;
               const verdict = keys.check(presented);
               const rejection = keyRejection(verdict);
               if (!rejection) return;
@@ -148,8 +151,18 @@ export async function startGatewayService(
           : undefined,
       });
       if (config.mcp && scopes) {
-        configureMcpRoute(app, scopes, { config: config.mcp, broker: broker.client, logger });
+        configureMcpRoute(app, scopes, {
+          config: config.mcp,
+          broker: broker.client,
+          logger,
+          keys,
+          oauth:
+            config.mcp.oauth && internalKey
+              ? { internalKey, publicOrigin: new URL(config.mcp.oauth.resource).origin }
+              : undefined,
+        });
       }
+      consoleServed = await configureConsoleRoute(app);
     },
   });
   brokerMetrics.register(host.metrics);
@@ -163,6 +176,7 @@ export async function startGatewayService(
         broker: config.brokerGrpcUrl ?? config.brokerUrl,
         inboundKeys: config.requireApiKey,
         mcp: scopes ? `${restUrl}/mcp (${scopes.size()} scoped keys)` : "off",
+        console: consoleServed ? `${restUrl}${consolePrefix}/` : "not built (make build)",
       },
       "gateway ready",
     );

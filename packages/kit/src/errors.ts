@@ -74,8 +74,6 @@ export const notFound = (message: string) => new AtriumError(Code.NotFound, mess
 export const failedPrecondition = (message: string) =>
   new AtriumError(Code.FailedPrecondition, message);
 export const unauthenticated = (message: string) => new AtriumError(Code.Unauthenticated, message);
-export const permissionDenied = (message: string) =>
-  new AtriumError(Code.PermissionDenied, message);
 export const unimplemented = (message: string) => new AtriumError(Code.Unimplemented, message);
 export const internal = (message: string, cause?: unknown) =>
   new AtriumError(Code.Internal, message, { cause });

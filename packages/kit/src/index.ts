@@ -18,6 +18,7 @@ export {
   type Identity,
   identityKey,
 } from "./auth/identity.js";
+export { createJwtVerifier, type JwtOptions, type JwtVerifier } from "./auth/jwt.js";
 export type { BlobStore, StoredBlob } from "./blob/blob.js";
 export { createBlobStore } from "./blob/create-blob-store.js";
 export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";
@@ -27,6 +28,8 @@ export type {
   KeyChangeHandler,
   KeyWatch,
   MessageHandler,
+  SequencedEntry,
+  SubscribeOptions,
   Unsubscribe,
 } from "./cache/cache.js";
 export { type CacheOptions, createCache } from "./cache/create-cache.js";
@@ -53,7 +56,7 @@ export {
   envUrl,
   parseDuration,
 } from "./config/env-values.js";
-export { ConfigError, type Env, exitOnConfigError, loadConfig } from "./config/load-config.js";
+export { ConfigError, type Env, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";
 export {
   createLogger,
@@ -92,6 +95,11 @@ export {
 } from "./server/service-host.js";
 export { shutdownGraceMs } from "./server/shutdown-grace.js";
 export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
+export {
+  createGroupCommit,
+  type GroupCommit,
+  type GroupCommitOptions,
+} from "./sql/group-commit.js";
 export { type MigrateAtBootOptions, migrateAtBoot } from "./sql/migrate-at-boot.js";
 export {
   type MigrationLogger,

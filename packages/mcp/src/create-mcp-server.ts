@@ -1,5 +1,9 @@
 import { sdkVersion } from "@atrium/sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { registerResources } from "./resources.js";
 import type { ToolContext } from "./tool-context.js";
 import { registerAskTool } from "./tools/ask.js";
@@ -14,15 +18,59 @@ const instructions =
   "(http_request; credentials are added by Atrium). Everything is scoped to the user of this " +
   "connection; there is no way, and no need, to name another user.";
 
-/** One MCP server for one caller's scope. Cheap: built per HTTP request in stateless mode. */
-export function createAtriumMcpServer(options: AtriumMcpServerOptions): McpServer {
+/**
+ * The SDK builds a fresh Ajv (with its formats) for every server it is not given one for; one
+ * shared validator keeps a per-request server cheap. Tool schemas are module constants for the
+ * same reason.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+function buildServer(options: AtriumMcpServerOptions): McpServer {
   const server = new McpServer(
     { name: "atrium", title: "Atrium", version: sdkVersion },
-    { capabilities: { tools: {}, resources: {} }, instructions },
+    { capabilities: { tools: {}, resources: {} }, instructions, jsonSchemaValidator },
   );
   registerMemoryTools(server, options);
   registerAskTool(server, options);
   registerHttpRequestTool(server, options);
   registerResources(server, options);
+  return server;
+}
+
+/**
+ * tools/list as the SDK answers it, computed once per process and limits (the only thing the
+ * list depends on; never the scope). The SDK turns every tool's schemas into JSON Schema on each
+ * list, which with a server per request cost about 8 ms per tools/list; the answer is taken from
+ * the SDK itself, through its in-memory transport, so it stays exactly what the SDK would send.
+ */
+const toolLists = new Map<string, Promise<ListToolsResult>>();
+
+function toolListOf(options: AtriumMcpServerOptions): Promise<ListToolsResult> {
+  const key = JSON.stringify(options.limits);
+  let list = toolLists.get(key);
+  if (list === undefined) {
+    list = (async () => {
+      const server = buildServer(options);
+      const client = new Client({ name: "atrium-tool-list", version: sdkVersion });
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await server.connect(serverSide);
+      await client.connect(clientSide);
+      try {
+        return await client.listTools();
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    })();
+    list.catch(() => toolLists.delete(key));
+    toolLists.set(key, list);
+  }
+  return list;
+}
+
+/** One MCP server for one caller's scope. Cheap: built per HTTP request in stateless mode. */
+export function createAtriumMcpServer(options: AtriumMcpServerOptions): McpServer {
+  const server = buildServer(options);
+  server.server.setRequestHandler(ListToolsRequestSchema, () => toolListOf(options));
   return server;
 }

@@ -50,6 +50,37 @@ test("a bad scope list names the problem", () => {
   assert.throws(() => parseScopeDirectory(JSON.stringify([twice, twice])), /appears twice/);
 });
 
+test("an OAuth subject finds its scope; an entry names a key or a subject, not both", () => {
+  const scopes = parseScopeDirectory(
+    JSON.stringify([
+      { subject: "user-123", tenant_id: "acme", user_id: "carol", workspace_id: "ws-c" },
+      { key_sha256: keyDigest("k"), tenant_id: "acme", user_id: "dave" },
+    ]),
+  );
+  assert.equal(scopes.size(), 2);
+  assert.equal(scopes.forSubject("user-123")?.userId, "carol");
+  assert.equal(scopes.forSubject("user-1234"), undefined);
+  assert.equal(scopes.forKey("user-123"), undefined, "a subject is not a key");
+  assert.throws(
+    () =>
+      parseScopeDirectory(
+        JSON.stringify([
+          { key_sha256: keyDigest("k"), subject: "s", tenant_id: "t", user_id: "u" },
+        ]),
+      ),
+    /exactly one of key_sha256 .* or subject/,
+  );
+  assert.throws(
+    () => parseScopeDirectory(JSON.stringify([{ tenant_id: "t", user_id: "u" }])),
+    /exactly one of key_sha256/,
+  );
+  const twice = { subject: "s", tenant_id: "t", user_id: "u" };
+  assert.throws(
+    () => parseScopeDirectory(JSON.stringify([twice, twice])),
+    /subject s appears twice/,
+  );
+});
+
 test("scope tags differ between users and agents", () => {
   const base = { tenantId: "t", userId: "u", agentId: "a", workspaceId: "w" };
   assert.match(scopeTag(base), /^[0-9a-f]{12}$/);

@@ -15,19 +15,27 @@ export interface McpScope {
 export interface ScopeDirectory {
   /** The scope of a presented key, or undefined when the key has none. */
   forKey(presented: string): McpScope | undefined;
+  /** The scope of an OAuth access token's subject (`sub`), or undefined when it has none. */
+  forSubject(subject: string): McpScope | undefined;
   size(): number;
 }
 
-const entry = z.strictObject({
-  key_sha256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/i, "must be the 64 hex digits of the key's SHA-256")
-    .transform((hex) => hex.toLowerCase()),
-  tenant_id: z.string().min(1),
-  user_id: z.string().min(1),
-  agent_id: z.string().min(1).default("mcp"),
-  workspace_id: z.string().min(1).optional(),
-});
+const entry = z
+  .strictObject({
+    key_sha256: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/i, "must be the 64 hex digits of the key's SHA-256")
+      .transform((hex) => hex.toLowerCase())
+      .optional(),
+    subject: z.string().min(1).optional(),
+    tenant_id: z.string().min(1),
+    user_id: z.string().min(1),
+    agent_id: z.string().min(1).default("mcp"),
+    workspace_id: z.string().min(1).optional(),
+  })
+  .refine((item) => (item.key_sha256 === undefined) !== (item.subject === undefined), {
+    message: "needs exactly one of key_sha256 (an API key) or subject (an OAuth token's sub)",
+  });
 
 const scopeFile = z.array(entry);
 
@@ -35,7 +43,8 @@ export const keyDigest = (key: string) => createHash("sha256").update(key).diges
 
 /**
  * Scopes by the SHA-256 of each key, so the scope list is not itself a secret and can live in a
- * config map next to the key file. workspace_id defaults to tenant_id.
+ * config map next to the key file, or by the `sub` of an OAuth access token the gateway verified.
+ * workspace_id defaults to tenant_id.
  */
 export function parseScopeDirectory(json: string): ScopeDirectory {
   let raw: unknown;
@@ -50,20 +59,30 @@ export function parseScopeDirectory(json: string): ScopeDirectory {
     throw new Error(`MCP scopes: ${issue.path.join(".") || "(root)"} ${issue.message}`);
   }
   const byDigest = new Map<string, McpScope>();
+  const bySubject = new Map<string, McpScope>();
   for (const item of parsed.data) {
-    if (byDigest.has(item.key_sha256)) {
-      throw new Error(`MCP scopes: key_sha256 ${item.key_sha256.slice(0, 12)}… appears twice`);
-    }
-    byDigest.set(item.key_sha256, {
+    const scope = {
       tenantId: item.tenant_id,
       userId: item.user_id,
       agentId: item.agent_id,
       workspaceId: item.workspace_id ?? item.tenant_id,
-    });
+    };
+    if (item.key_sha256 !== undefined) {
+      if (byDigest.has(item.key_sha256)) {
+        throw new Error(`MCP scopes: key_sha256 ${item.key_sha256.slice(0, 12)}… appears twice`);
+      }
+      byDigest.set(item.key_sha256, scope);
+    } else if (item.subject !== undefined) {
+      if (bySubject.has(item.subject)) {
+        throw new Error(`MCP scopes: subject ${item.subject} appears twice`);
+      }
+      bySubject.set(item.subject, scope);
+    }
   }
   return {
     forKey: (presented) => byDigest.get(keyDigest(presented)),
-    size: () => byDigest.size,
+    forSubject: (subject) => bySubject.get(subject),
+    size: () => byDigest.size + bySubject.size,
   };
 }
 

@@ -25,3 +25,10 @@ test("port 0 is allowed; a malformed value stops start-up naming the variable", 
   assert.throws(() => loadMemoryConfig({ MEMORY_SEARCH_MODE: "fuzzy" }), /MEMORY_SEARCH_MODE/);
   assert.equal(loadMemoryConfig({ EMBEDDINGS_PROVIDER: "glove" }).EMBEDDINGS_PROVIDER, "glove");
 });
+
+test("AUTO_MIGRATE reads as the broker reads it: true, false, 1 or 0", () => {
+  assert.equal(loadMemoryConfig({}).AUTO_MIGRATE, true);
+  assert.equal(loadMemoryConfig({ AUTO_MIGRATE: "0" }).AUTO_MIGRATE, false);
+  assert.equal(loadMemoryConfig({ AUTO_MIGRATE: "TRUE" }).AUTO_MIGRATE, true);
+  assert.throws(() => loadMemoryConfig({ AUTO_MIGRATE: "sometimes" }), /AUTO_MIGRATE/);
+});

@@ -1,5 +1,6 @@
 import {
   type Env,
+  envBoolean,
   envDuration,
   envInteger,
   envPort,
@@ -15,7 +16,8 @@ const schema = z.object({
   MEMORY_GRPC_PORT: envPort().default(9090),
   DATABASE_URL: envUrl({ protocols: ["postgres", "postgresql"] }).optional(),
   ATRIUM_DATA_DIR: z.string().default("./data"),
-  AUTO_MIGRATE: z.enum(["true", "false"]).default("true"),
+  // Read as the broker reads it (true/false/1/0): under `atrium start` both share the variable.
+  AUTO_MIGRATE: envBoolean().default(true),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   BLOB_STORE_URL: z.string().optional(),
   EMBEDDINGS_PROVIDER: z.enum(["hash", "hash-v1", "glove", "openai"]).default("hash"),

@@ -31,9 +31,6 @@ export interface StmEvent {
   coalescedCount: number;
 }
 
-/** Metadata keys that change how the pipeline treats an event. */
-export const WORKFLOW_KEYS = ["workflow_id", "execution_id", "step_id", "origin_service"] as const;
-
 export function scopeKey(scope: Scope): string {
   // Segments are URI-encoded so that a ":" inside an id cannot make two scopes collide.
   return [scope.tenantId, scope.userId, scope.agentId].map(encodeURIComponent).join(":");

@@ -123,7 +123,7 @@ export async function startMemoryService(
       sql,
       dir: migrationsDir,
       namespace: "memory",
-      enabled: config.AUTO_MIGRATE === "true",
+      enabled: config.AUTO_MIGRATE,
       logger,
     });
     const redisUrl = config.REDIS_URL?.toString();

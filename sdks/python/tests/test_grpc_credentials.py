@@ -44,9 +44,23 @@ def world():
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "stale credential")
         return b"ok:" + request
 
+    def watch(request: bytes, context: grpc.ServicerContext):
+        metadata = dict(context.invocation_metadata())
+        credential = metadata.get("authorization")
+        state["seen"].append(credential)
+        if credential != state["accepted"]:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "stale credential")
+        for i in range(3):
+            yield request + b"-" + str(i + 1).encode()
+            if state.get("refuse_after_first"):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "revoked")
+
     server = grpc.server(ThreadPoolExecutor(max_workers=2))
     server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler("test.Echo", {"Say": grpc.unary_unary_rpc_method_handler(say)}),)
+        (grpc.method_handlers_generic_handler("test.Echo", {
+            "Say": grpc.unary_unary_rpc_method_handler(say),
+            "Watch": grpc.unary_stream_rpc_method_handler(watch),
+        }),)
     )
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
@@ -59,6 +73,15 @@ def world():
         )
         channels.append(channel)
         return channel.unary_unary("/test.Echo/Say")
+
+    def stream_as(connection_id: str):
+        channel = grpc.intercept_channel(
+            grpc.insecure_channel(f"127.0.0.1:{port}"), CredentialInterceptor(gateway, connection_id)
+        )
+        channels.append(channel)
+        return channel.unary_stream("/test.Echo/Watch")
+
+    state["stream_as"] = stream_as
 
     yield state, call_as
     for channel in channels:
@@ -98,3 +121,27 @@ def test_a_revoked_connection_raises_before_any_call(world) -> None:
     with pytest.raises(ConnectionRevoked):
         call_as("gone")(b"1")
     assert state["seen"] == []
+
+
+def test_a_server_stream_refused_before_its_first_message_is_refreshed_and_answered(world) -> None:
+    state, call_as = world
+    watch = state["stream_as"]("c")
+    assert list(watch(b"a")) == [b"a-1", b"a-2", b"a-3"]
+    state["accepted"] = "Bearer at-2"
+    state["seen"].clear()
+    assert list(watch(b"b")) == [b"b-1", b"b-2", b"b-3"]
+    assert state["refreshes"] == 1
+    assert state["seen"] == ["Bearer at-1", "Bearer at-2"]
+
+
+def test_a_server_stream_refused_after_it_answered_is_not_repeated(world) -> None:
+    state, call_as = world
+    watch = state["stream_as"]("c")
+    state["refuse_after_first"] = True
+    received = []
+    with pytest.raises(grpc.RpcError) as refused:
+        for message in watch(b"c"):
+            received.append(message)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert received == [b"c-1"]
+    assert state["refreshes"] == 0

@@ -44,3 +44,15 @@ def test_async_memory_client(services) -> None:
                 await memory.get_context("no-such-session")
 
     asyncio.run(run())
+
+
+def test_a_retried_write_with_its_idempotency_key_is_stored_once(services) -> None:
+    with MemoryClient(services["memory"]) as memory:
+        session = memory.create_session("acme", "u-3")["session_id"]
+        first = memory.store_interaction(session, "my locker code changed", idempotency_key="k-1")
+        again = memory.store_interaction(session, "my locker code changed", idempotency_key="k-1")
+        assert again == first
+        memory.store_event(session, "thought", role="agent", content="noted", idempotency_key="k-2")
+        memory.store_event(session, "thought", role="agent", content="noted", idempotency_key="k-2")
+        events = memory.get_context(session, limit=20)["stm_events"]
+        assert [(e["role"], e["type"]) for e in events] == [("user", "message"), ("agent", "thought")]

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { AtriumError, Code, type SqlExecutor } from "@atrium/kit";
+import { AtriumError, Code, createGroupCommit, type SqlExecutor } from "@atrium/kit";
 
 export const AUDIT_EVENT_TYPES = [
   "provider.created",
@@ -46,18 +46,49 @@ export interface AuditEventRow {
 
 /** Written with the executor of the change it records, so both commit or neither does. */
 export async function writeAuditEvent(tx: SqlExecutor, event: AuditEventInput): Promise<void> {
-  await tx.query(
-    `INSERT INTO audit_events (id, event_type, resource_id, caller_ip, user_agent, data)
-     VALUES ($1, $2, $3, $4, $5, $6)`,
-    [
+  await insertAuditEvents(tx, [event]);
+}
+
+async function insertAuditEvents(sql: SqlExecutor, events: AuditEventInput[]): Promise<void> {
+  const params: unknown[] = [];
+  const values = events.map((event) => {
+    params.push(
       randomUUID(),
       event.eventType,
       event.resourceId,
       event.caller.callerIp,
       event.caller.userAgent,
       JSON.stringify(event.data),
-    ],
+    );
+    const first = params.length - 5;
+    return `($${first}, $${first + 1}, $${first + 2}, $${first + 3}, $${first + 4}, $${first + 5})`;
+  });
+  await sql.query(
+    `INSERT INTO audit_events (id, event_type, resource_id, caller_ip, user_agent, data)
+     VALUES ${values.join(", ")}`,
+    params,
   );
+}
+
+export interface AuditWriter {
+  /** Resolves once the event is committed: callers serve what it records only after that. */
+  write(event: AuditEventInput): Promise<void>;
+}
+
+/**
+ * Audit events that record no change of their own (a token read): concurrent requests' events
+ * share one INSERT and one commit (group commit), and each caller still waits for its row.
+ */
+export function createAuditWriter(sql: SqlExecutor): AuditWriter {
+  const inserts = createGroupCommit(async (events: AuditEventInput[]) => {
+    await insertAuditEvents(sql, events);
+    return events.map(() => undefined);
+  });
+  return {
+    async write(event) {
+      await inserts.write([event]);
+    },
+  };
 }
 
 export interface AuditQuery {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { AtriumError, Code } from "@atrium/kit";
 import * as oauth from "oauth4webapi";
-import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
+import { type CallerContext, createAuditWriter, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
 import { type FlowState, isAllowedReturnUrl } from "../oauth/state-token.js";
@@ -18,11 +18,12 @@ import {
   openCredential,
   sealCredential,
 } from "./connection-record.js";
+import { connectionStore, expiresSoon } from "./connection-store.js";
+import { type CredentialStrategy, credentialStrategy } from "./credential-strategy.js";
 import { type RevocationResult, revokeConnection } from "./revoke-connection.js";
 import {
   assertUsable,
   createTokenRefresher,
-  loadConnection,
   type TokenRefresher,
   tokenSchedule,
 } from "./token-refresher.js";
@@ -38,6 +39,7 @@ export interface StartFlowRequest {
 export interface TokenView {
   connection: ConnectionRecord;
   credential: Credential;
+  strategy: CredentialStrategy;
 }
 
 export interface ConnectionService {
@@ -92,6 +94,7 @@ const invalid = (message: string) => new AtriumError(Code.InvalidArgument, messa
 export function createConnectionService(ctx: BrokerContext): ConnectionService {
   const refresher = createTokenRefresher(ctx);
   const { sql, settings } = ctx;
+  const retrievals = createAuditWriter(sql);
 
   function newState(
     kind: FlowState["kind"],
@@ -123,22 +126,17 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
     const schedule = input.tokens ? tokenSchedule(input.tokens, settings) : undefined;
     try {
       return await sql.transaction(async (tx) => {
-        const { rows } = await tx.query<ConnectionRecord>(
-          `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status,
-             credential_enc, scopes, subject, expires_at, refresh_due_at)
-           VALUES ($1, $2, $3, $4, 'active', $5, $6, $7, $8, $9) RETURNING *`,
-          [
-            id,
-            input.workspaceId,
-            input.provider.id,
-            input.provider.auth_type,
-            sealCredential(ctx.vault, id, input.credential),
-            input.scopes,
-            input.subject,
-            schedule?.expiresAt ?? null,
-            schedule?.refreshDueAt ?? null,
-          ],
-        );
+        const connection = await connectionStore.insert(tx, {
+          id,
+          workspaceId: input.workspaceId,
+          providerId: input.provider.id,
+          authType: input.provider.auth_type,
+          credentialEnc: sealCredential(ctx.vault, id, input.credential),
+          scopes: input.scopes,
+          subject: input.subject,
+          expiresAt: schedule?.expiresAt ?? null,
+          refreshDueAt: schedule?.refreshDueAt ?? null,
+        });
         await writeAuditEvent(tx, {
           eventType: "connection.created",
           resourceId: id,
@@ -151,7 +149,7 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
             method: input.method,
           },
         });
-        return rows[0];
+        return connection;
       });
     } catch (error) {
       await auditFailure("token.storage_failed", id, caller, {
@@ -324,56 +322,50 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
       );
     },
 
-    async list(workspaceId) {
-      const { rows } = workspaceId
-        ? await sql.query<ConnectionRecord>(
-            "SELECT * FROM broker_connections WHERE workspace_id = $1 ORDER BY created_at, id",
-            [workspaceId],
-          )
-        : await sql.query<ConnectionRecord>(
-            "SELECT * FROM broker_connections ORDER BY created_at, id",
-          );
-      return rows;
-    },
+    list: (workspaceId) => connectionStore.list(sql, workspaceId),
 
-    get: (id, workspaceId) => loadConnection(sql, id, workspaceId),
+    get: (id, workspaceId) => connectionStore.load(sql, id, workspaceId),
 
     async token(id, workspaceId, caller) {
-      let row = await loadConnection(sql, id, workspaceId);
-      assertUsable(row);
-      if (
-        row.auth_type === "oauth2" &&
-        row.expires_at &&
-        row.expires_at.getTime() <= Date.now() + 5_000
-      ) {
-        await refresher.refresh(id, { force: false });
-        row = await loadConnection(sql, id);
-        assertUsable(row);
+      // Loaded once, with what picks the strategy; a refresh hands back the stored row and the
+      // credential it sealed.
+      const loaded = await connectionStore.loadWithProviderParams(sql, id, workspaceId);
+      let { connection } = loaded;
+      assertUsable(connection);
+      let credential: Credential | undefined;
+      if (connection.auth_type === "oauth2" && expiresSoon(connection)) {
+        ({ connection, credential } = await refresher.refresh(connection, { force: false }));
+        assertUsable(connection);
       }
-      let credential: Credential;
       try {
-        credential = openCredential(ctx.vault, row);
+        credential ??= openCredential(ctx.vault, connection);
       } catch (error) {
         throw new AtriumError(Code.Internal, `credential of ${id} cannot be opened`, {
           cause: error,
         });
       }
-      await writeAuditEvent(sql, {
+      await retrievals.write({
         eventType: "token.retrieved",
         resourceId: id,
         caller,
-        data: { connection_id: id, workspace_id: row.workspace_id, provider_id: row.provider_id },
+        data: {
+          connection_id: id,
+          workspace_id: connection.workspace_id,
+          provider_id: connection.provider_id,
+        },
       });
-      return { connection: row, credential };
+      return {
+        connection,
+        credential,
+        strategy: credentialStrategy(connection.auth_type, loaded.providerParams),
+      };
     },
 
     async refresh(id, workspaceId) {
-      const row = await loadConnection(sql, id, workspaceId);
-      assertUsable(row);
-      await refresher.refresh(id, { force: true });
-      const after = await loadConnection(sql, id);
-      assertUsable(after);
-      return after;
+      const row = await connectionStore.load(sql, id, workspaceId);
+      const { connection } = await refresher.refresh(row, { force: true });
+      assertUsable(connection);
+      return connection;
     },
 
     async revoke(id, options) {

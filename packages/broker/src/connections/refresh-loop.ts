@@ -1,5 +1,6 @@
 import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "./connection-record.js";
+import { connectionStore } from "./connection-store.js";
 import type { TokenRefresher } from "./token-refresher.js";
 
 export interface RefreshLoopOptions {
@@ -42,22 +43,12 @@ export function createRefreshLoop(
   let stopping = false;
 
   async function claimDue(): Promise<ConnectionRecord[]> {
-    const { rows } = await ctx.sql.query<ConnectionRecord>(
-      `WITH due AS (
-         SELECT id FROM broker_connections
-          WHERE status = 'active' AND revoked_at IS NULL AND auth_type = 'oauth2'
-            AND refresh_due_at <= now()
-            AND (lease_until IS NULL OR lease_until < now())
-          ORDER BY refresh_due_at
-          LIMIT $3
-          FOR UPDATE SKIP LOCKED)
-       UPDATE broker_connections c
-          SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
-         FROM due WHERE c.id = due.id
-       RETURNING c.*`,
-      [ctx.instanceId, ctx.settings.leaseSeconds, options.batchSize],
+    return connectionStore.claimDue(
+      ctx.sql,
+      ctx.instanceId,
+      ctx.settings.leaseSeconds,
+      options.batchSize,
     );
-    return rows;
   }
 
   async function runOnce(): Promise<RefreshPassResult> {

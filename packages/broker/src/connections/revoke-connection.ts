@@ -8,6 +8,7 @@ import {
   openCredential,
   type RevocationOutcome,
 } from "./connection-record.js";
+import { connectionStore } from "./connection-store.js";
 
 export interface RevokeRequest {
   id: string;
@@ -37,11 +38,7 @@ export async function revokeConnection(
     const timeout = Math.max(1, Math.floor(ctx.settings.teardownTimeoutMs));
     await tx.query(`SET LOCAL lock_timeout = ${timeout}`);
     await tx.query(`SET LOCAL statement_timeout = ${timeout}`);
-    const { rows } = await tx.query<ConnectionRecord>(
-      "SELECT * FROM broker_connections WHERE id = $1 FOR UPDATE",
-      [request.id],
-    );
-    const row = rows[0];
+    const row = await connectionStore.lockForRevocation(tx, request.id);
     if (!row || (request.workspaceId && row.workspace_id !== request.workspaceId)) {
       throw connectionNotFound(request.id);
     }
@@ -58,14 +55,7 @@ export async function revokeConnection(
       reason,
       revoked_at: revokedAt.toISOString(),
     };
-    await tx.query(
-      `UPDATE broker_connections
-          SET status = 'revoked', revoked_at = $2, credential_enc = NULL, revocation = $3,
-              refresh_due_at = NULL, lease_owner = NULL, lease_until = NULL,
-              health_status = 'unhealthy', updated_at = now()
-        WHERE id = $1`,
-      [row.id, revokedAt, JSON.stringify(outcome)],
-    );
+    await connectionStore.markRevoked(tx, row.id, revokedAt, outcome);
     const closed = await tx.query(
       `UPDATE broker_agent_sessions SET status = 'closed', closed_at = now(), close_reason = 'connection_revoked'
         WHERE connection_id = $1 AND status = 'open'`,
@@ -103,14 +93,11 @@ async function resolveUpstream(
   ctx: BrokerContext,
   id: string,
 ): Promise<UpstreamTarget | undefined> {
-  const { rows } = await ctx.sql.query<Pick<ConnectionRecord, "provider_id" | "auth_type">>(
-    "SELECT provider_id, auth_type FROM broker_connections WHERE id = $1",
-    [id],
-  );
+  const connection = await connectionStore.upstreamOf(ctx.sql, id);
   // Unknown rows are reported by the transaction; provider_id and auth_type never change.
-  if (rows[0]?.auth_type !== "oauth2") return undefined;
+  if (connection?.auth_type !== "oauth2") return undefined;
   try {
-    const provider = await ctx.providers.get(rows[0].provider_id);
+    const provider = await ctx.providers.get(connection.provider_id);
     if (!(await ctx.oauth.revocationEndpoint(provider))) {
       return { error: "provider advertises no revocation endpoint" };
     }

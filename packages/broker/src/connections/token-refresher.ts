@@ -5,7 +5,6 @@ import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
 import {
   attentionRequired,
   connectionNotActive,
-  connectionNotFound,
   connectionRevoked,
   providerUnavailable,
 } from "./connection-errors.js";
@@ -15,6 +14,7 @@ import {
   openCredential,
   sealCredential,
 } from "./connection-record.js";
+import { connectionStore, expiresSoon } from "./connection-store.js";
 
 /** When a token set expires and when it should be refreshed. */
 export function tokenSchedule(
@@ -41,87 +41,45 @@ export function assertUsable(row: ConnectionRecord): void {
   if (row.status !== "active") throw connectionNotActive(row.id, row.status);
 }
 
-export async function loadConnection(
-  sql: SqlExecutor,
-  id: string,
-  workspaceId?: string,
-): Promise<ConnectionRecord> {
-  const { rows } = await sql.query<ConnectionRecord>(
-    "SELECT * FROM broker_connections WHERE id = $1",
-    [id],
-  );
-  const row = rows[0];
-  if (!row || (workspaceId && row.workspace_id !== workspaceId)) throw connectionNotFound(id);
-  return row;
-}
-
-/**
- * The credential write rule: a shared lock on the row and `revoked_at IS NULL`, so a write that
- * loses a race with a revocation (which holds the row exclusively) sees the revocation and fails.
- */
-export async function lockForCredentialWrite(
-  tx: SqlExecutor,
-  id: string,
-): Promise<ConnectionRecord> {
-  const { rows } = await tx.query<ConnectionRecord>(
-    "SELECT * FROM broker_connections WHERE id = $1 FOR SHARE",
-    [id],
-  );
-  const row = rows[0];
-  if (!row) throw connectionNotFound(id);
-  if (row.revoked_at) throw connectionRevoked(id);
-  return row;
-}
-
 export type RefreshOutcome = "refreshed" | "refreshed_elsewhere" | "not_due";
+
+/** What a refresh did, and the connection as it is now. */
+export interface Refreshed {
+  outcome: RefreshOutcome;
+  connection: ConnectionRecord;
+  /** The new credential, when this instance refreshed it (saves opening it again). */
+  credential?: Credential;
+}
 
 export interface TokenRefresher {
   /**
-   * Refreshes one connection, at most once at a time cluster-wide. `force` refreshes even when the
-   * token is fresh (explicit POST /refresh); otherwise only an expired or due token is refreshed.
+   * Refreshes one connection, loaded by the caller, at most once at a time cluster-wide. `force`
+   * refreshes even when the token is fresh (explicit POST /refresh); otherwise only an expired or
+   * due token is refreshed.
    */
-  refresh(id: string, options: { force: boolean }): Promise<RefreshOutcome>;
+  refresh(row: ConnectionRecord, options: { force: boolean }): Promise<Refreshed>;
   /** Refreshes a row whose lease this instance already holds (the refresh loop's claims). */
-  refreshClaimed(row: ConnectionRecord): Promise<RefreshOutcome>;
+  refreshClaimed(row: ConnectionRecord): Promise<Refreshed>;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
-  const inFlight = new Map<string, Promise<RefreshOutcome>>();
+  const inFlight = new Map<string, Promise<Refreshed>>();
   const { sql, settings, instanceId } = ctx;
 
   const isDue = (row: ConnectionRecord, now = Date.now()) =>
     row.refresh_due_at !== null && row.refresh_due_at.getTime() <= now;
-  const isExpired = (row: ConnectionRecord, now = Date.now()) =>
-    row.expires_at !== null && row.expires_at.getTime() <= now + 5_000;
 
-  async function claim(id: string): Promise<ConnectionRecord | undefined> {
-    const { rows } = await sql.query<ConnectionRecord>(
-      `UPDATE broker_connections
-          SET lease_owner = $2, lease_until = now() + make_interval(secs => $3)
-        WHERE id = $1 AND revoked_at IS NULL AND status = 'active'
-          AND (lease_until IS NULL OR lease_until < now())
-        RETURNING *`,
-      [id, instanceId, settings.leaseSeconds],
-    );
-    return rows[0];
-  }
+  const release = (db: SqlExecutor, id: string) => connectionStore.releaseLease(db, id, instanceId);
 
-  async function release(tx: SqlExecutor, id: string): Promise<void> {
-    await tx.query(
-      "UPDATE broker_connections SET lease_owner = NULL, lease_until = NULL WHERE id = $1 AND lease_owner = $2",
-      [id, instanceId],
-    );
-  }
-
-  /** Another instance holds the lease: wait for it to finish, then report what it did. */
-  async function awaitOtherInstance(id: string): Promise<RefreshOutcome> {
+  /** Another instance holds the lease: wait for it to finish; resolves with the row then. */
+  async function awaitOtherInstance(id: string): Promise<ConnectionRecord> {
     const deadline = Date.now() + settings.leaseSeconds * 1000;
     for (;;) {
-      const row = await loadConnection(sql, id);
+      const row = await connectionStore.load(sql, id);
       assertUsable(row);
-      if (!row.lease_until || row.lease_until.getTime() < Date.now()) return "refreshed_elsewhere";
+      if (!row.lease_until || row.lease_until.getTime() < Date.now()) return row;
       if (Date.now() > deadline) {
         throw new AtriumError(Code.Unavailable, `connection ${id} is being refreshed elsewhere`);
       }
@@ -129,7 +87,7 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     }
   }
 
-  async function perform(row: ConnectionRecord): Promise<RefreshOutcome> {
+  async function perform(row: ConnectionRecord): Promise<Refreshed> {
     let credential: Credential;
     try {
       credential = openCredential(ctx.vault, row);
@@ -167,26 +125,16 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
       id_token: tokens.id_token ?? credential.id_token,
     };
     const schedule = tokenSchedule({ ...tokens, refresh_token: next.refresh_token }, settings);
+    let stored: ConnectionRecord;
     try {
-      await sql.transaction(async (tx) => {
-        await lockForCredentialWrite(tx, row.id);
-        const { rowCount } = await tx.query(
-          `UPDATE broker_connections
-              SET credential_enc = $2, expires_at = $3, refresh_due_at = $4,
-                  last_refreshed_at = now(), refresh_count = refresh_count + 1,
-                  refresh_failures = 0, health_status = 'healthy',
-                  scopes = CASE WHEN $5::text IS NULL THEN scopes ELSE string_to_array($5::text, ' ') END,
-                  lease_owner = NULL, lease_until = NULL, updated_at = now()
-            WHERE id = $1 AND revoked_at IS NULL`,
-          [
-            row.id,
-            sealCredential(ctx.vault, row.id, next),
-            schedule.expiresAt,
-            schedule.refreshDueAt,
-            tokens.scope ?? null,
-          ],
-        );
-        if (rowCount !== 1) throw connectionRevoked(row.id);
+      stored = await sql.transaction(async (tx) => {
+        await connectionStore.lockForCredentialWrite(tx, row.id);
+        return connectionStore.storeRefreshed(tx, row.id, {
+          credentialEnc: sealCredential(ctx.vault, row.id, next),
+          expiresAt: schedule.expiresAt,
+          refreshDueAt: schedule.refreshDueAt,
+          scope: tokens.scope ?? null,
+        });
       });
     } catch (error) {
       if (error instanceof AtriumError && error.code === Code.FailedPrecondition) throw error;
@@ -195,23 +143,17 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
         cause: error,
       });
     }
-    return "refreshed";
+    return { outcome: "refreshed", connection: stored, credential: next };
   }
 
   async function markAttention(row: ConnectionRecord, oauthError: string, status: number) {
     await sql.transaction(async (tx) => {
       try {
-        await lockForCredentialWrite(tx, row.id);
+        await connectionStore.lockForCredentialWrite(tx, row.id);
       } catch {
         return; // revoked meanwhile: revocation wins, nothing to mark
       }
-      await tx.query(
-        `UPDATE broker_connections
-            SET status = 'attention', health_status = 'unhealthy', lease_owner = NULL,
-                lease_until = NULL, refresh_due_at = NULL, updated_at = now()
-          WHERE id = $1 AND revoked_at IS NULL`,
-        [row.id],
-      );
+      await connectionStore.markAttention(tx, row.id);
       await writeAuditEvent(tx, {
         eventType: "token.refresh_fatal",
         resourceId: row.id,
@@ -236,20 +178,12 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     // Exponential backoff with full jitter, capped at 15 minutes.
     const backoffMs = Math.random() * Math.min(900_000, 1_000 * 2 ** Math.min(failures, 10));
     const failed = failures >= settings.maxRefreshFailures;
-    await sql.query(
-      `UPDATE broker_connections
-          SET refresh_failures = $2, health_status = $3, status = $4,
-              refresh_due_at = now() + make_interval(secs => $5),
-              lease_owner = NULL, lease_until = NULL, updated_at = now()
-        WHERE id = $1 AND revoked_at IS NULL`,
-      [
-        row.id,
-        failures,
-        failed ? "unhealthy" : "degraded",
-        failed ? "failed" : "active",
-        backoffMs / 1000,
-      ],
-    );
+    await connectionStore.recordRefreshFailure(sql, row.id, {
+      failures,
+      healthStatus: failed ? "unhealthy" : "degraded",
+      status: failed ? "failed" : "active",
+      retryInSeconds: backoffMs / 1000,
+    });
     ctx.logger.warn(
       {
         connectionId: row.id,
@@ -279,8 +213,12 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     }
   }
 
-  async function refreshOnce(id: string, force: boolean, attempts = 2): Promise<RefreshOutcome> {
-    const current = await loadConnection(sql, id);
+  async function refreshOnce(
+    current: ConnectionRecord,
+    force: boolean,
+    attempts = 2,
+  ): Promise<Refreshed> {
+    const { id } = current;
     assertUsable(current);
     if (current.auth_type !== "oauth2") {
       throw new AtriumError(
@@ -288,27 +226,27 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
         `connection ${id} (${current.auth_type}) has nothing to refresh`,
       );
     }
-    if (!force && !isExpired(current) && !isDue(current)) return "not_due";
-    const claimed = await claim(id);
+    if (!force && !expiresSoon(current) && !isDue(current)) {
+      return { outcome: "not_due", connection: current };
+    }
+    const claimed = await connectionStore.claimLease(sql, id, instanceId, settings.leaseSeconds);
     if (!claimed) {
-      const outcome = await awaitOtherInstance(id);
-      if (force) return outcome;
-      const after = await loadConnection(sql, id);
-      assertUsable(after);
-      if (!isExpired(after)) return outcome;
+      const after = await awaitOtherInstance(id);
+      if (force || !expiresSoon(after))
+        return { outcome: "refreshed_elsewhere", connection: after };
       // The other instance's refresh failed: try once ourselves, and never serve an expired token.
-      if (attempts > 1) return refreshOnce(id, force, attempts - 1);
+      if (attempts > 1) return refreshOnce(after, force, attempts - 1);
       throw providerUnavailable(`refresh of connection ${id} failed; will retry`);
     }
     // Another instance may have refreshed between our read and our claim.
-    if (!force && !isExpired(claimed) && !isDue(claimed)) {
+    if (!force && !expiresSoon(claimed) && !isDue(claimed)) {
       await release(sql, id);
-      return "refreshed_elsewhere";
+      return { outcome: "refreshed_elsewhere", connection: claimed };
     }
     return perform(claimed);
   }
 
-  function singleFlight(id: string, run: () => Promise<RefreshOutcome>): Promise<RefreshOutcome> {
+  function singleFlight(id: string, run: () => Promise<Refreshed>): Promise<Refreshed> {
     const existing = inFlight.get(id);
     if (existing) return existing;
     const promise = run().finally(() => inFlight.delete(id));
@@ -317,7 +255,7 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
   }
 
   return {
-    refresh: (id, { force }) => singleFlight(id, () => refreshOnce(id, force)),
+    refresh: (row, { force }) => singleFlight(row.id, () => refreshOnce(row, force)),
     refreshClaimed: (row) => singleFlight(row.id, () => perform(row)),
   };
 }

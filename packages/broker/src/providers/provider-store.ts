@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { AtriumError, Code, type Sql, type SqlExecutor } from "@atrium/kit";
 import { type AuditEventInput, type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
+import { connectionStore } from "../connections/connection-store.js";
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { secretFingerprint } from "../vault/key-material.js";
 import { type ProviderInput, validateProviderRegistration } from "./provider-rules.js";
@@ -318,21 +319,14 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
     async remove(id, caller) {
       const row = await sql.transaction(async (tx) => {
         const found = await fetch(tx, id, true);
-        const { rows } = await tx.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM broker_connections WHERE provider_id = $1 AND revoked_at IS NULL",
-          [id],
-        );
-        if ((rows[0]?.n ?? 0) > 0) {
+        const live = await connectionStore.countLiveOfProvider(tx, id);
+        if (live > 0) {
           throw new AtriumError(
             Code.FailedPrecondition,
-            `provider ${id} still has ${rows[0].n} connection(s); revoke them first`,
+            `provider ${id} still has ${live} connection(s); revoke them first`,
           );
         }
-        await tx.query(
-          "DELETE FROM broker_agent_sessions WHERE connection_id IN (SELECT id FROM broker_connections WHERE provider_id = $1)",
-          [id],
-        );
-        await tx.query("DELETE FROM broker_connections WHERE provider_id = $1", [id]);
+        await connectionStore.deleteOfProvider(tx, id);
         await tx.query("DELETE FROM broker_providers WHERE id = $1", [id]);
         await writeAuditEvent(tx, {
           eventType: "provider.deleted",

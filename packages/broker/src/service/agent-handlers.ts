@@ -4,7 +4,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { AgentRecord, AgentSessionRecord, AgentStore } from "../agents/agent-store.js";
 import type { ConnectionService } from "../connections/connection-service.js";
-import { callerFrom, ts } from "./broker-handlers.js";
+import { callerFrom, ts } from "./handler-values.js";
 
 type AgentHandlers = Pick<
   ServiceImpl<typeof brokerV1.BrokerService>,

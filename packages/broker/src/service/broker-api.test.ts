@@ -135,6 +135,32 @@ test("static credentials are validated at the provider before anything is stored
   assert.equal(token.body.api_key, "good-key");
   assert.equal(token.body.health_status, "healthy");
 
+  // Concurrent reads share audit INSERTs, yet each is answered only with its own row committed.
+  const tokenPath = `/connections/${accepted.body.id}/token`;
+  const reads = await Promise.all(Array.from({ length: 30 }, () => broker.call("GET", tokenPath)));
+  assert.deepEqual(
+    reads.map((read) => read.body.api_key),
+    reads.map(() => "good-key"),
+  );
+  const audited = await pg.sql.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'token.retrieved' AND resource_id = $1",
+    [accepted.body.id],
+  );
+  assert.equal(audited.rows[0].n, 31);
+  // An unaudited read is not served.
+  await pg.sql.query(
+    "ALTER TABLE audit_events ADD CONSTRAINT no_reads CHECK (event_type <> 'token.retrieved') NOT VALID",
+  );
+  const unaudited = await Promise.all([
+    broker.call("GET", tokenPath),
+    broker.call("GET", tokenPath),
+  ]);
+  for (const read of unaudited) {
+    assert.equal(read.status, 500);
+    assert.equal(read.body.api_key, undefined);
+  }
+  await pg.sql.query("ALTER TABLE audit_events DROP CONSTRAINT no_reads");
+
   const schema = await broker.call("GET", `/providers/${validatable.body.id}/capture-schema`);
   assert.deepEqual(schema.body.fields, [{ name: "api_key", secret: true, required: true }]);
 });

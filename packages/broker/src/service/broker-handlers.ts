@@ -1,26 +1,16 @@
 import type { brokerV1 } from "@atrium/api";
-import { AtriumError, Code, callerAddressKey } from "@atrium/kit";
+import { AtriumError, Code } from "@atrium/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { type Timestamp, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import { createAgentStore } from "../agents/agent-store.js";
-import { type AuditEventRow, type CallerContext, queryAuditEvents } from "../audit/audit-log.js";
+import { type AuditEventRow, queryAuditEvents } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "../connections/connection-record.js";
 import type { ConnectionService } from "../connections/connection-service.js";
 import type { ProviderField, ProviderFields, ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
 import { createAgentHandlers } from "./agent-handlers.js";
-
-export function callerFrom(context: HandlerContext): CallerContext {
-  return {
-    callerIp: context.values.get(callerAddressKey),
-    userAgent: context.requestHeader.get("user-agent") ?? "",
-  };
-}
-
-export const ts = (date: Date | null | undefined): Timestamp | undefined =>
-  date ? timestampFromDate(date) : undefined;
+import { callerFrom, ts } from "./handler-values.js";
 
 export function providerMessage(
   row: ProviderRecord,
@@ -288,7 +278,11 @@ export function createBrokerHandlers(
       return summary(await connections.get(request.id, request.workspaceId || undefined));
     },
     async getConnectionToken(request, context) {
-      const { connection: row, credential } = await connections.token(
+      const {
+        connection: row,
+        credential,
+        strategy,
+      } = await connections.token(
         request.id,
         request.workspaceId || undefined,
         callerFrom(context),
@@ -308,6 +302,7 @@ export function createBrokerHandlers(
         password: credential.password ?? "",
         nameId: credential.name_id ?? "",
         attributes: credential.attributes ?? {},
+        strategy,
       };
     },
     async refreshConnection(request) {

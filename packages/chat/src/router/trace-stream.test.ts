@@ -3,11 +3,12 @@ import { type AddressInfo, createServer } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
-import { needsServer, redisUrl } from "@atrium/kit/testing";
+import { killRedisConnection, needsServer, redisUrl } from "@atrium/kit/testing";
 import { EventSource } from "eventsource";
 import { startTestChatApp } from "../testing/chat-app.js";
 import { readSse } from "../testing/sse-client.js";
 import type { TraceEvent } from "../trace/trace-event.js";
+import { interruptedMessage } from "./trace-stream.js";
 
 const total = 3000;
 
@@ -118,3 +119,34 @@ async function deadPort(): Promise<number> {
   await new Promise((resolve) => server.close(resolve));
   return port;
 }
+
+test("a stream whose Redis feed drops mid-step ends with an error event telling the client to reconnect", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  const connectionName = `trace-drop-${process.pid}-${Date.now()}`;
+  const cache = createRedisCache({ url: redisUrl(), connectionName, onStateChange: () => {} });
+  const chat = await startTestChatApp(cache, async () => ({ status: "success", metadata: {} }));
+  const workflowId = `wf_drop_${process.pid}_${Date.now()}`;
+  t.after(async () => {
+    await cache.del(`trace_log:${workflowId}`, `trace_seq:${workflowId}`);
+    await chat.close();
+    await cache.close();
+  });
+  await chat.bus.publish({
+    workflow_id: workflowId,
+    step_id: "step_1",
+    type: "thinking",
+    data: { thought: "first" },
+  });
+  const stream = readSse(`${chat.base}/api/v1/chat/stream/${workflowId}`);
+  while (cache.subscriberCount() === 0) await sleep(10);
+  await killRedisConnection(`${connectionName}:subscriber`);
+
+  const result = await stream;
+  assert.deepEqual(
+    result.events.map((e) => [e.type, e.data.message ?? e.data.thought]),
+    [
+      ["thinking", "first"],
+      ["error", interruptedMessage],
+    ],
+  );
+});

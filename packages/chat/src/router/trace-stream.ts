@@ -30,6 +30,10 @@ export interface TraceStreamHandle {
 /** The message of the last event a stream sends when its server shuts down. */
 export const shutdownMessage = "server shutting down; reconnect with Last-Event-ID";
 
+/** The message of the last event a stream sends when its live feed broke. */
+export const interruptedMessage =
+  "the trace store connection was lost; events may have been missed: reconnect with Last-Event-ID";
+
 /** Live events waiting for one slow client before its stream is closed. */
 export const maxQueuedEvents = 10_000;
 
@@ -70,6 +74,7 @@ export function serveTraceStream(
   let lastActivity = Date.now();
 
   let shuttingDown = false;
+  let interrupted = false;
   const close = () => {
     if (closed) return;
     closed = true;
@@ -130,13 +135,25 @@ export function serveTraceStream(
     }
     let unsubscribe: Unsubscribe | undefined;
     try {
-      unsubscribe = await bus.subscribe(workflowId, (event, json) => {
-        // A client that stopped reading is cut off rather than buffered without bound; it can
-        // reconnect with Last-Event-ID and catch up from the log.
-        if (live.length >= maxQueuedEvents) close();
-        else live.push({ event, json });
-        wake?.();
-      });
+      unsubscribe = await bus.subscribe(
+        workflowId,
+        (event, json) => {
+          // A client that stopped reading is cut off rather than buffered without bound; it can
+          // reconnect with Last-Event-ID and catch up from the log.
+          if (live.length >= maxQueuedEvents) close();
+          else live.push({ event, json });
+          wake?.();
+        },
+        {
+          // Whatever was published while the feed was down is only in the log: the client is
+          // told to reconnect, which replays it, instead of waiting on a stream gone quiet.
+          onInterrupted: (error) => {
+            options.onError?.(error);
+            interrupted = !closed;
+            close();
+          },
+        },
+      );
       if (closed) return;
       const replayed = await bus.replay(workflowId);
       const backlog = [...replayed.map((event) => ({ event })), ...live.splice(0)];
@@ -190,8 +207,9 @@ export function serveTraceStream(
     req.off("close", close);
     unregister();
     if (res.writableEnded) return;
-    if (shuttingDown) {
-      const event = localEvent(workflowId, "error", { message: shutdownMessage });
+    if (shuttingDown || interrupted) {
+      const message = shuttingDown ? shutdownMessage : interruptedMessage;
+      const event = localEvent(workflowId, "error", { message });
       res.write(`data: ${JSON.stringify(event)}\n\n`);
     }
     res.end();

@@ -1,4 +1,4 @@
-import type { Cache, Unsubscribe } from "@atrium/kit";
+import type { Cache, SubscribeOptions, Unsubscribe } from "@atrium/kit";
 import {
   parseTraceEvent,
   type TraceEvent,
@@ -46,7 +46,11 @@ export interface TraceBus {
   /** The buffered log of a workflow, oldest first. */
   replay(workflowId: string): Promise<TraceEvent[]>;
   /** Resolves once the store acknowledged the subscription. */
-  subscribe(workflowId: string, handler: TraceEventHandler): Promise<Unsubscribe>;
+  subscribe(
+    workflowId: string,
+    handler: TraceEventHandler,
+    options?: SubscribeOptions,
+  ): Promise<Unsubscribe>;
   /** The events of one step read from its trace file. */
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
   forStep(workflowId: string, stepId: string): TraceEmitter;
@@ -71,38 +75,17 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   const capacity = options.logCapacity ?? defaultLogCapacity;
   const retention = options.retentionSeconds ?? defaultRetentionSeconds;
   const files = createTraceFiles(options.tracesDir);
-  // Per-workflow write queue: the sequence number is taken inside it, so the log, the channel and
-  // the file all see one workflow's events in sequence order, which the stream's dedupe relies on.
+  // Per-workflow write queue: the sequence number is taken inside it, so the file sees one
+  // workflow's events in sequence order as the log and the channel do.
   const queues = new Map<string, Promise<unknown>>();
   const localSteps = new Map<string, number>();
   let lastMessage: string | undefined;
   let lastEvent: TraceEvent | undefined;
-  // The TTLs are refreshed at most once per 1% of the retention per workflow and process, which
-  // saves two commands on almost every event; a log still lives at least 99% of the retention
-  // after its last event.
-  const refreshEveryMs = (retention * 1000) / 100;
-  const refreshedAt = new Map<string, number>();
-
-  function refreshRetention(store: Cache, workflowId: string): Promise<unknown> | undefined {
-    const now = Date.now();
-    const last = refreshedAt.get(workflowId);
-    if (last !== undefined && now - last < refreshEveryMs) return undefined;
-    if (refreshedAt.size >= 100_000) refreshedAt.clear();
-    refreshedAt.set(workflowId, now);
-    return Promise.all([
-      store.expire(logKey(workflowId), retention),
-      store.expire(seqKey(workflowId), retention),
-    ]).catch((error) => {
-      // Retry on the next event instead of waiting out the interval.
-      refreshedAt.delete(workflowId);
-      throw error;
-    });
-  }
 
   /**
-   * Runs inside the workflow's queue: takes the sequence number and queues the file line in that
-   * order, then waits for the log and the channel. The file write is awaited by the caller but
-   * not by the queue, so a slow disk does not hold up the stream.
+   * Runs inside the workflow's queue: numbers, logs and publishes the event in one store call,
+   * then queues the file line in that order. The file write is awaited by the caller but not by
+   * the queue, so a slow disk does not hold up the stream.
    */
   async function write(
     input: TraceEventInput,
@@ -115,19 +98,23 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       data: input.data,
     };
     if (!cache) return { event, written: files.append(event) };
-    event.seq = await cache.incr(seqKey(event.workflow_id));
+    // The event's JSON with `seq` as its last field, spliced in by the store: numbering, the
+    // capped log, the TTLs and the publish are one round trip, published only after the event is
+    // in the log, so a stream that subscribed before gets it live and one that replays after
+    // finds it in the log; dedupe by seq does the rest.
+    const unnumbered = JSON.stringify(event);
+    event.seq = await cache.appendSequenced({
+      counterKey: seqKey(event.workflow_id),
+      listKey: logKey(event.workflow_id),
+      keep: capacity,
+      channel: traceChannel(event.workflow_id),
+      head: `${unnumbered.slice(0, -1)},"seq":`,
+      tail: "}",
+      ttlSeconds: retention,
+    });
     const written = files.append(event);
     // Rejections are reported through the caller; this only keeps an early throw from leaving it unobserved.
     written.catch(() => undefined);
-    const json = JSON.stringify(event);
-    const length = await cache.rpush(logKey(event.workflow_id), json);
-    // Published only after the event is in the log: a stream that subscribed before this point
-    // gets it live, one that replays after it finds it in the log; dedupe by seq does the rest.
-    await Promise.all([
-      length > capacity ? cache.ltrim(logKey(event.workflow_id), -capacity, -1) : undefined,
-      refreshRetention(cache, event.workflow_id),
-      cache.publish(traceChannel(event.workflow_id), json),
-    ]);
     return { event, written };
   }
 
@@ -157,16 +144,20 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       }
       return events;
     },
-    subscribe(workflowId, handler) {
+    subscribe(workflowId, handler, subscribeOptions) {
       if (!cache) return Promise.reject(new Error("no cache store configured"));
-      return cache.subscribe(traceChannel(workflowId), (message) => {
-        // The store hands one message to every handler of a channel in turn: parse it once.
-        if (message !== lastMessage) {
-          lastMessage = message;
-          lastEvent = parseTraceEvent(message);
-        }
-        if (lastEvent) handler(lastEvent, message);
-      });
+      return cache.subscribe(
+        traceChannel(workflowId),
+        (message) => {
+          // The store hands one message to every handler of a channel in turn: parse it once.
+          if (message !== lastMessage) {
+            lastMessage = message;
+            lastEvent = parseTraceEvent(message);
+          }
+          if (lastEvent) handler(lastEvent, message);
+        },
+        subscribeOptions,
+      );
     },
     history(workflowId, stepId) {
       return files.read(workflowId, stepId);

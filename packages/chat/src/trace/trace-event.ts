@@ -1,30 +1,27 @@
-/** The event types of the chat spec, exactly; nothing else is ever published or streamed. */
-export const traceEventTypes = [
-  "thinking",
-  "tool_start",
-  "tool_result",
-  "llm_request",
-  "llm_response",
-  "step_complete",
-  "timeout",
-  "error",
-] as const;
-
-export type TraceEventType = (typeof traceEventTypes)[number];
+import type { TraceEvent, TraceEventType } from "@atrium/sdk";
 
 /**
- * One trace event as streamed, stored in the log and written to the trace file. `seq` is the
- * per-workflow sequence number (also the SSE `id:`); events synthesized by a stream itself
- * (`timeout`, the no-cache `error`) are not part of the workflow and carry no `seq`.
+ * One trace event as streamed, stored in the log and written to the trace file: the SDK's type,
+ * since the stream is what its clients read. `seq` is the per-workflow sequence number (also the
+ * SSE `id:`); events synthesized by a stream itself (`timeout`, the no-cache `error`) are not part
+ * of the workflow and carry no `seq`.
  */
-export interface TraceEvent {
-  workflow_id: string;
-  step_id: string;
-  type: TraceEventType;
-  timestamp: string;
-  data: Record<string, unknown>;
-  seq?: number;
-}
+export type { TraceEvent, TraceEventType };
+
+/** Every type, checked against the SDK's list both ways by the compiler. */
+const everyType: Record<TraceEventType, true> = {
+  thinking: true,
+  tool_start: true,
+  tool_result: true,
+  llm_request: true,
+  llm_response: true,
+  step_complete: true,
+  timeout: true,
+  error: true,
+};
+
+/** The event types of the chat spec, exactly; nothing else is ever published or streamed. */
+export const traceEventTypes = Object.keys(everyType) as TraceEventType[];
 
 /** What a publisher supplies; the bus adds `seq` and, when absent, `timestamp`. */
 export type TraceEventInput = Omit<TraceEvent, "seq" | "timestamp"> & { timestamp?: string };

@@ -21,7 +21,44 @@ test("MCP is off without scopes, and its defaults point at the all-in-one ports"
     chatApiKey: undefined,
     httpTimeoutMs: 30_000,
     httpMaxBytes: 1_048_576,
+    oauth: undefined,
   });
+});
+
+test("MCP OAuth needs the issuer's JWKS and the resource URL, or says which is missing", () => {
+  const mcpEnv = {
+    ...base,
+    GATEWAY_REQUIRE_API_KEY: "true",
+    GATEWAY_API_KEYS: "k",
+    GATEWAY_MCP_SCOPES: scopes,
+  };
+  const issuer = { GATEWAY_MCP_OAUTH_ISSUER: "https://idp.example" };
+  const jwks = { GATEWAY_MCP_OAUTH_JWKS_URL: "https://idp.example/jwks" };
+  assert.throws(
+    () => loadGatewayConfig({ ...mcpEnv, ...issuer }),
+    /needs GATEWAY_MCP_OAUTH_JWKS_URL/,
+  );
+  assert.throws(
+    () => loadGatewayConfig({ ...mcpEnv, ...jwks }),
+    /JWKS_URL needs GATEWAY_MCP_OAUTH_ISSUER/,
+  );
+  assert.throws(
+    () => loadGatewayConfig({ ...mcpEnv, ...issuer, ...jwks }),
+    /needs GATEWAY_MCP_RESOURCE \(or GATEWAY_PUBLIC_URL\)/,
+  );
+  assert.deepEqual(
+    loadGatewayConfig({ ...mcpEnv, ...issuer, ...jwks, GATEWAY_PUBLIC_URL: "https://gw.example/x" })
+      .mcp?.oauth,
+    {
+      issuer: "https://idp.example",
+      jwksUrl: "https://idp.example/jwks",
+      resource: "https://gw.example/mcp",
+    },
+  );
+  assert.throws(
+    () => loadGatewayConfig({ ...mcpEnv, GATEWAY_MCP_OAUTH_ISSUER: "not a url" }),
+    /GATEWAY_MCP_OAUTH_ISSUER/,
+  );
 });
 
 test("an MCP scope needs inbound keys, and one source of scopes", () => {

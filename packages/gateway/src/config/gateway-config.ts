@@ -45,6 +45,17 @@ export interface McpConfig {
   chatApiKey: string | undefined;
   httpTimeoutMs: number;
   httpMaxBytes: number;
+  /** OAuth access tokens of an external authorization server on /mcp, beside API keys. */
+  oauth: McpOAuthConfig | undefined;
+}
+
+export interface McpOAuthConfig {
+  /** The authorization server (`iss` of its tokens), listed in the resource metadata. */
+  issuer: string;
+  /** Where its signing keys are published (RS256, ES256). */
+  jwksUrl: string;
+  /** This endpoint's canonical URL: tokens must carry it as their audience (RFC 8707). */
+  resource: string;
 }
 
 /** Lists are separated by commas or newlines (a key file may hold one key per line). */
@@ -91,7 +102,42 @@ const schema = z.object({
   AGENT_API_KEY: envString().optional(),
   MCP_HTTP_TIMEOUT: envDuration().default(30_000),
   MCP_HTTP_MAX_BYTES: envInteger({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024),
+  GATEWAY_MCP_OAUTH_ISSUER: envUrl({ protocols: ["http", "https"] }).optional(),
+  GATEWAY_MCP_OAUTH_JWKS_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  GATEWAY_MCP_RESOURCE: envUrl({ protocols: ["http", "https"] }).optional(),
 });
+
+function mcpOAuthConfig(values: z.infer<typeof schema>): McpOAuthConfig | undefined {
+  const issuer = values.GATEWAY_MCP_OAUTH_ISSUER;
+  if (issuer === undefined) {
+    if (values.GATEWAY_MCP_OAUTH_JWKS_URL !== undefined) {
+      throw new ConfigError(
+        "invalid configuration: GATEWAY_MCP_OAUTH_JWKS_URL needs GATEWAY_MCP_OAUTH_ISSUER",
+      );
+    }
+    return undefined;
+  }
+  if (values.GATEWAY_MCP_OAUTH_JWKS_URL === undefined) {
+    throw new ConfigError(
+      "invalid configuration: GATEWAY_MCP_OAUTH_ISSUER needs GATEWAY_MCP_OAUTH_JWKS_URL (where the issuer publishes its signing keys)",
+    );
+  }
+  const resource =
+    values.GATEWAY_MCP_RESOURCE?.toString() ??
+    (values.GATEWAY_PUBLIC_URL ? `${values.GATEWAY_PUBLIC_URL.origin}/mcp` : undefined);
+  if (resource === undefined) {
+    throw new ConfigError(
+      "invalid configuration: GATEWAY_MCP_OAUTH_ISSUER needs GATEWAY_MCP_RESOURCE (or GATEWAY_PUBLIC_URL): the /mcp URL tokens must be issued for",
+    );
+  }
+  return {
+    // An issuer is compared as a string: the slash the URL parser adds to a bare origin is not
+    // part of what the authorization server puts in `iss`.
+    issuer: issuer.pathname === "/" ? issuer.origin : issuer.href,
+    jwksUrl: values.GATEWAY_MCP_OAUTH_JWKS_URL.toString(),
+    resource,
+  };
+}
 
 function mcpConfig(values: z.infer<typeof schema>): McpConfig | undefined {
   const json = values.GATEWAY_MCP_SCOPES;
@@ -116,6 +162,7 @@ function mcpConfig(values: z.infer<typeof schema>): McpConfig | undefined {
     chatApiKey: values.AGENT_API_KEY,
     httpTimeoutMs: values.MCP_HTTP_TIMEOUT,
     httpMaxBytes: values.MCP_HTTP_MAX_BYTES,
+    oauth: mcpOAuthConfig(values),
   };
 }
 

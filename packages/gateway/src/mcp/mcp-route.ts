@@ -4,20 +4,53 @@ import {
   createMcpHttpHandler,
   createMemorySessions,
   keyDigest,
+  type McpScope,
   McpToolError,
   parseScopeDirectory,
   type ScopeDirectory,
 } from "@atrium/mcp";
 import { createChatClient, createGatewayClient, createMemoryClient, sdkVersion } from "@atrium/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { KeyVerdict } from "../access/api-key-store.js";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { McpConfig } from "../config/gateway-config.js";
 import { inProcessBaseUrl, inProcessFetch } from "./in-process-fetch.js";
+import { createMcpOAuth, protectedResourcePath } from "./mcp-oauth.js";
 
 export interface McpRouteOptions {
   config: McpConfig;
   broker: BrokerClient;
   logger: Logger;
+  /**
+   * With OAuth on, the gateway's key hook leaves /mcp to this route (a Bearer token is not a
+   * key): the key rule is applied here, with the same verdicts.
+   */
+  keys: { check(presented: string | null | undefined): KeyVerdict };
+  /** Given when `config.oauth` is set. */
+  oauth?: {
+    /**
+     * A key of this process alone (never configured, never on the network) with which the
+     * in-process SDK client of an OAuth caller reaches /v1 for credentialed calls.
+     */
+    internalKey: string;
+    /** The origin /mcp is published at, for the metadata URL in challenges. */
+    publicOrigin: string;
+  };
+}
+
+/** The paths the gateway's key hook leaves to the MCP route when OAuth is on. */
+export const mcpOAuthPaths = [
+  "/mcp",
+  protectedResourcePath,
+  "/.well-known/oauth-protected-resource",
+];
+
+interface McpCaller {
+  scope: McpScope;
+  /** The key the in-process SDK client presents for this caller's /v1 calls. */
+  gatewayKey: string;
+  /** Identifies the caller (a digest, never the key or token) for cancellation matching. */
+  callerKey: string;
 }
 
 /** Reads the key → scope list once at start-up; a bad list stops the gateway. */
@@ -36,7 +69,11 @@ export function configureMcpRoute(
   scopes: ScopeDirectory,
   options: McpRouteOptions,
 ): void {
-  const { config, broker, logger } = options;
+  const { config, broker, logger, keys } = options;
+  const oauth =
+    config.oauth && options.oauth
+      ? { ...createMcpOAuth(config.oauth, options.oauth.publicOrigin), ...options.oauth }
+      : undefined;
   const memory = createMemoryClient({ baseUrl: config.memoryUrl, apiKey: config.memoryApiKey });
   const chat = createChatClient({
     baseUrl: config.chatUrl,
@@ -63,18 +100,80 @@ export function configureMcpRoute(
     }
   };
 
-  app.post("/mcp", async (request, reply) => {
+  /**
+   * Who is calling: an OAuth access token's subject (when OAuth is on and a Bearer token is
+   * presented) or an API key; either way the scope list decides what they may touch.
+   */
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<McpCaller> => {
+    const reject = (error: AtriumError, mechanism: string, challenge?: string) => {
+      logger.warn({ path: "/mcp", mechanism }, "authentication rejected");
+      if (challenge) reply.header("www-authenticate", challenge);
+      return error;
+    };
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1];
+    if (oauth && bearer) {
+      let subject: string;
+      try {
+        subject = await oauth.subjectOf(bearer);
+      } catch (error) {
+        const message = (error as Error).message;
+        throw reject(
+          new AtriumError(Code.Unauthenticated, `OAuth access token refused: ${message}`),
+          "oauth",
+          oauth.challenge("invalid_token", message),
+        );
+      }
+      const scope = scopes.forSubject(subject);
+      if (!scope) {
+        throw reject(
+          new AtriumError(Code.PermissionDenied, "the access token's subject has no MCP scope"),
+          "mcp_scope",
+          oauth.challenge("insufficient_scope", "no MCP scope for this subject"),
+        );
+      }
+      return { scope, gatewayKey: oauth.internalKey, callerKey: keyDigest(`sub:${subject}`) };
+    }
     const presented = request.headers["x-api-key"];
     const key = Array.isArray(presented) ? presented[0] : presented;
+    if (oauth) {
+      const verdict = keys.check(key);
+      if (verdict === "missing") {
+        throw reject(
+          new AtriumError(
+            Code.Unauthenticated,
+            "an X-API-Key or an OAuth Bearer token is required",
+          ),
+          "api_key",
+          oauth.challenge(),
+        );
+      }
+      if (verdict === "wrong") {
+        throw reject(new AtriumError(Code.PermissionDenied, "X-API-Key is not valid"), "api_key");
+      }
+    }
     const scope = key ? scopes.forKey(key) : undefined;
     if (!key || !scope) {
-      logger.warn({ path: "/mcp", mechanism: "mcp_scope" }, "authentication rejected");
-      throw new AtriumError(Code.PermissionDenied, "X-API-Key has no MCP scope");
+      throw reject(
+        new AtriumError(Code.PermissionDenied, "X-API-Key has no MCP scope"),
+        "mcp_scope",
+      );
     }
+    return { scope, gatewayKey: key, callerKey: keyDigest(key) };
+  };
+
+  if (oauth) {
+    const metadata = async () => oauth.metadata();
+    app.get(protectedResourcePath, metadata);
+    // Clients that look the document up at the origin's root find the same one.
+    app.get("/.well-known/oauth-protected-resource", metadata);
+  }
+
+  app.post("/mcp", async (request, reply) => {
+    const { scope, gatewayKey, callerKey } = await authenticate(request, reply);
     const clientAgent = request.headers["user-agent"] ?? "unknown";
     const gateway = createGatewayClient({
       baseUrl: inProcessBaseUrl,
-      apiKey: key,
+      apiKey: gatewayKey,
       fetch: inProcessFetch(app, {
         remoteAddress: requestCallerAddress(request),
         userAgent: `atrium-mcp/${sdkVersion} (${clientAgent})`,
@@ -82,7 +181,7 @@ export function configureMcpRoute(
     });
     reply.hijack();
     await handler.handle(request.raw, reply.raw, request.body, {
-      callerKey: keyDigest(key),
+      callerKey,
       context: {
         scope,
         memory,

@@ -8,12 +8,11 @@ import {
 } from "@atrium/kit";
 import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
-import type { StrategyCache } from "./credential-strategy.js";
 import { bridge } from "./message-bridge.js";
+import { tokenFromBroker } from "./token-message.js";
 
 export interface GatewayHandlersOptions {
   broker: BrokerClient;
-  strategies: StrategyCache;
   /** Empty: the broker's own list decides. */
   allowedReturnDomains: string[];
   /** Public base of this gateway; the OAuth redirect URI is its /auth/callback. */
@@ -37,7 +36,7 @@ function brokerCall(context: HandlerContext) {
 }
 
 export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayHandlers {
-  const { broker, strategies } = options;
+  const { broker } = options;
   const connection = (summary: brokerV1.ConnectionSummary) =>
     bridge(brokerV1.ConnectionSummarySchema, summary, gatewayV1.ConnectionSchema);
   const agent = (message: brokerV1.Agent) =>
@@ -54,18 +53,12 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
 
   return {
     async getToken(request, context) {
-      const call = brokerCall(context);
+      // One broker call: the strategy comes with the token.
       const token = await broker.getConnectionToken(
         { id: request.connectionId, workspaceId: request.workspaceId },
-        call,
+        brokerCall(context),
       );
-      const result = bridge(brokerV1.TokenResponseSchema, token, gatewayV1.TokenSchema);
-      result.strategy = await strategies.forConnection(
-        request.connectionId,
-        request.workspaceId,
-        call.signal,
-      );
-      return result;
+      return tokenFromBroker(token);
     },
     async refreshConnection(request, context) {
       const result = await broker.refreshConnection(
@@ -98,7 +91,6 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
         { id: request.id, workspaceId: request.workspaceId, reason: request.reason },
         brokerCall(context),
       );
-      strategies.forget(request.id);
       return bridge(brokerV1.RevocationResultSchema, result, gatewayV1.RevocationResultSchema);
     },
     async startConnection(request, context) {

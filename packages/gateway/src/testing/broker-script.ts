@@ -54,6 +54,10 @@ export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
         tokenType: "Bearer",
         expiresAt: timestampFromDate(new Date(Date.now() + 3_600_000)),
         username: request.id === "sigv4" ? "AKID" : "",
+        strategy:
+          request.id === "sigv4"
+            ? { type: "aws_sigv4", region: "eu-west-1", service: "execute-api" }
+            : { type: "oauth2" },
       };
     },
     async refreshConnection(request) {

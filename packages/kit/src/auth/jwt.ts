@@ -71,13 +71,15 @@ function verifierFor(options: JwtOptions): Verifier {
   throw new Error("JWT auth needs a secret, a public key or a JWKS URL");
 }
 
+/** Checks a presented token's signature, algorithm, `exp`, and `aud`/`iss` when configured. */
+export type JwtVerifier = (token: string) => Promise<JWTPayload>;
+
 /**
- * Verifies `X-JWT-Token: T` or `Authorization: JWT T` with the one configured key source. The
- * algorithms are fixed by that source (so `alg: none` and HS256-with-a-public-key confusion are
- * refused), `exp` is required, `aud` and `iss` are checked when configured, and the identity
- * claims are `tenant_id`, `user_id` (required) and `agent_id` (optional).
+ * The one JWT verification: the algorithms are fixed by the key source (so `alg: none` and
+ * HS256-with-a-public-key confusion are refused), `exp` is required, `aud` and `iss` are checked
+ * when configured. Failures are AuthenticationErrors whose message says which rule failed.
  */
-export function createJwtCheck(options: JwtOptions): (headers: Headers) => Promise<Identity> {
+export function createJwtVerifier(options: JwtOptions): JwtVerifier {
   const { key, algorithms } = verifierFor(options);
   const verifyOptions = {
     algorithms,
@@ -85,23 +87,33 @@ export function createJwtCheck(options: JwtOptions): (headers: Headers) => Promi
     audience: options.audience,
     issuer: options.issuer,
   };
-  return async (headers) => {
-    const token = presentedToken(headers);
-    if (token === undefined) throw new AuthenticationError("jwt", "missing JWT");
+  return async (token) => {
     try {
-      const { payload } = await jwtVerify(token, key, verifyOptions);
-      const identity: Identity = {
-        tenantId: requiredString(payload, "tenant_id"),
-        userId: requiredString(payload, "user_id"),
-      };
-      if (payload.agent_id !== undefined) {
-        if (typeof payload.agent_id !== "string")
-          throw new AuthenticationError("jwt", "invalid JWT");
-        identity.agentId = payload.agent_id;
-      }
-      return identity;
+      return (await jwtVerify(token, key, verifyOptions)).payload;
     } catch (error) {
       throw rejection(error);
     }
+  };
+}
+
+/**
+ * Verifies `X-JWT-Token: T` or `Authorization: JWT T` with the one configured key source; the
+ * identity claims are `tenant_id`, `user_id` (required) and `agent_id` (optional).
+ */
+export function createJwtCheck(options: JwtOptions): (headers: Headers) => Promise<Identity> {
+  const verify = createJwtVerifier(options);
+  return async (headers) => {
+    const token = presentedToken(headers);
+    if (token === undefined) throw new AuthenticationError("jwt", "missing JWT");
+    const payload = await verify(token);
+    const identity: Identity = {
+      tenantId: requiredString(payload, "tenant_id"),
+      userId: requiredString(payload, "user_id"),
+    };
+    if (payload.agent_id !== undefined) {
+      if (typeof payload.agent_id !== "string") throw new AuthenticationError("jwt", "invalid JWT");
+      identity.agentId = payload.agent_id;
+    }
+    return identity;
   };
 }

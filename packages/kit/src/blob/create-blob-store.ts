@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { ConfigError } from "../config/load-config.js";
 import type { BlobStore } from "./blob.js";
 import { createFileBlobStore } from "./file-blob-store.js";
 import { createS3BlobStore, type S3BlobStoreOptions } from "./s3-blob-store.js";
@@ -14,7 +15,8 @@ const s3Parameters = new Set([
 ]);
 
 // Messages never repeat the URL itself: its query may carry a secret key.
-const invalid = (why: string) => new Error(`${variable} is invalid: ${why} (expected ${expected})`);
+const invalid = (why: string) =>
+  new ConfigError(`${variable} is invalid: ${why} (expected ${expected})`);
 
 function parseS3(url: URL): S3BlobStoreOptions {
   const bucket = url.hostname;

@@ -163,6 +163,52 @@ export function cacheContract(adapter: string, open: OpenCache): void {
       await assert.rejects(f.cache.incr(text), /not an integer/);
     });
 
+    test("appendSequenced numbers, lists, caps and publishes entries in order", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const [counter, log] = [f.key("seq"), f.key("log")];
+      const channel = f.channel("sequenced");
+      const received: string[] = [];
+      const unsubscribe = await f.cache.subscribe(channel, (message) => received.push(message));
+      const append = () =>
+        f.cache.appendSequenced({
+          counterKey: counter,
+          listKey: log,
+          keep: 3,
+          channel,
+          head: '{"seq":',
+          tail: "}",
+          ttlSeconds: 600,
+        });
+      // Issued together, as concurrent writers would: numbers are still handed out in order.
+      const numbers = await Promise.all(Array.from({ length: 5 }, append));
+      assert.deepEqual(numbers, [1, 2, 3, 4, 5]);
+      const sent = numbers.map((n) => `{"seq":${n}}`);
+      assert.deepEqual(await f.cache.lrange(log, 0, -1), sent.slice(-3));
+      assert.equal(await f.cache.get(counter), "5");
+      await eventually("every entry was published", () => received.length >= sent.length);
+      assert.deepEqual(received, sent);
+      await unsubscribe();
+    });
+
+    test("appendSequenced expires the counter and the list; bad input changes nothing", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const [counter, log, text] = [f.key("seq"), f.key("log"), f.key("text")];
+      const entry = { counterKey: counter, listKey: log, keep: 10, channel: f.channel("c") };
+      await f.cache.appendSequenced({ ...entry, head: "a", tail: "", ttlSeconds: 0.1 });
+      await eventually("both keys expired", async () => {
+        return (await f.cache.get(counter)) === null && (await f.cache.llen(log)) === 0;
+      });
+      await assert.rejects(f.cache.appendSequenced({ ...entry, keep: 0, head: "", tail: "" }));
+      await f.cache.set(text, "not a list");
+      await assert.rejects(
+        f.cache.appendSequenced({ ...entry, listKey: text, head: "", tail: "" }),
+        /WRONGTYPE/,
+      );
+      assert.equal(await f.cache.get(counter), null, "a rejected entry takes no number");
+    });
+
     test("messages arrive in publish order with their channel", async (t) => {
       const f = await setUp(t, open);
       if (!f) return;

@@ -96,6 +96,34 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
     return entry.value;
   }
 
+  function increment(key: string): number {
+    const entry = live(key);
+    if (entry === undefined) {
+      entries.set(key, { kind: "string", value: "1" });
+      changed(key);
+      return 1;
+    }
+    if (entry.kind !== "string") throw wrongType();
+    const current = /^-?\d+$/.test(entry.value) ? Number(entry.value) : Number.NaN;
+    if (!Number.isSafeInteger(current) || !Number.isSafeInteger(current + 1)) {
+      throw new Error("ERR value is not an integer or out of range");
+    }
+    entry.value = String(current + 1);
+    changed(key);
+    return current + 1;
+  }
+
+  function deliver(channel: string, message: string): void {
+    const subscriptions = channels.get(channel);
+    if (subscriptions === undefined) return;
+    for (const subscription of subscriptions) pending.push({ subscription, channel, message });
+    // Delivered on a later turn, as from a Redis server, but in publish order.
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  }
+
   function flush(): void {
     flushScheduled = false;
     const deliveries = pending;
@@ -142,20 +170,7 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
 
     async incr(key) {
       assertOpen();
-      const entry = live(key);
-      if (entry === undefined) {
-        entries.set(key, { kind: "string", value: "1" });
-        changed(key);
-        return 1;
-      }
-      if (entry.kind !== "string") throw wrongType();
-      const current = /^-?\d+$/.test(entry.value) ? Number(entry.value) : Number.NaN;
-      if (!Number.isSafeInteger(current) || !Number.isSafeInteger(current + 1)) {
-        throw new Error("ERR value is not an integer or out of range");
-      }
-      entry.value = String(current + 1);
-      changed(key);
-      return current + 1;
+      return increment(key);
     },
 
     async expire(key, ttlSeconds) {
@@ -224,14 +239,27 @@ export function createMemoryCache(options: MemoryCacheOptions = {}): Cache {
 
     async publish(channel, message) {
       assertOpen();
-      const subscriptions = channels.get(channel);
-      if (subscriptions === undefined) return;
-      for (const subscription of subscriptions) pending.push({ subscription, channel, message });
-      // Delivered on a later turn, as from a Redis server, but in publish order.
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flush);
+      deliver(channel, message);
+    },
+
+    async appendSequenced(entry) {
+      assertOpen();
+      assertKeep(entry.keep);
+      // Checked before anything changes, as the Redis script fails before its first write.
+      const expiresAt =
+        entry.ttlSeconds === undefined ? undefined : Date.now() + ttlMilliseconds(entry.ttlSeconds);
+      const items = list(entry.listKey, false);
+      const seq = increment(entry.counterKey);
+      const message = `${entry.head}${seq}${entry.tail}`;
+      const log = items ?? list(entry.listKey, true)!;
+      log.push(message);
+      if (log.length > entry.keep) log.splice(0, log.length - entry.keep);
+      changed(entry.listKey);
+      if (expiresAt !== undefined) {
+        for (const key of [entry.counterKey, entry.listKey]) setExpiry(key, live(key)!, expiresAt);
       }
+      deliver(entry.channel, message);
+      return seq;
     },
 
     async subscribe(channel, handler): Promise<Unsubscribe> {

@@ -87,6 +87,14 @@ export async function createNearCache(options: NearCacheOptions): Promise<NearCa
     };
   }
 
+  cache.appendSequenced = async (entry) => {
+    try {
+      return await options.cache.appendSequenced(entry);
+    } finally {
+      forget([entry.counterKey, entry.listKey]);
+    }
+  };
+
   return {
     cache,
 

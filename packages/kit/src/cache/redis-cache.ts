@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import type { Cache, KeyWatch, MessageHandler, Unsubscribe } from "./cache.js";
+import type { Cache, KeyWatch, MessageHandler, SequencedEntry, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError, warnKeyWatchError } from "./handler-error.js";
 import { assertKeep } from "./list-range.js";
 import { watchRedisKeys } from "./redis-key-watch.js";
@@ -25,8 +25,47 @@ export class CacheUnavailableError extends Error {
   }
 }
 
+/**
+ * `appendSequenced` as one script: a single round trip, and atomic, so entries of one counter
+ * reach the list and the channel in number order whichever client wrote them. PUBLISH comes last:
+ * a subscriber that gets the entry live can rely on it being in the list already. Scripts are not
+ * rolled back, so the list's type is checked before the counter moves.
+ * KEYS: counter, list. ARGV: head, tail, keep, ttl in ms (0: none), channel.
+ */
+const appendSequencedScript = `
+local listType = redis.call('TYPE', KEYS[2]).ok
+if listType ~= 'none' and listType ~= 'list' then
+  return redis.error_reply('WRONGTYPE Operation against a key holding the wrong kind of value')
+end
+local seq = redis.call('INCR', KEYS[1])
+local entry = ARGV[1] .. string.format('%d', seq) .. ARGV[2]
+local length = redis.call('RPUSH', KEYS[2], entry)
+local keep = tonumber(ARGV[3])
+if length > keep then redis.call('LTRIM', KEYS[2], -keep, -1) end
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+redis.call('PUBLISH', ARGV[5], entry)
+return seq
+`;
+
+interface ScriptCommands {
+  appendSequenced(
+    counterKey: string,
+    listKey: string,
+    head: string,
+    tail: string,
+    keep: number,
+    ttlMs: number,
+    channel: string,
+  ): Promise<number>;
+}
+
 interface Subscription {
   handler: MessageHandler;
+  onInterrupted?: (error: Error) => void;
 }
 
 /** Local handlers of one channel, sharing one Redis subscription. */
@@ -68,6 +107,8 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     enableReadyCheck: false,
     ...(name ? { connectionName: `${name}:subscriber` } : {}),
   });
+  // Sent as EVALSHA, with EVAL when the server does not know the script yet.
+  commands.defineCommand("appendSequenced", { numberOfKeys: 2, lua: appendSequencedScript });
   state.track(commands);
   state.track(subscriber);
   const wasReady = new WeakSet<Redis>();
@@ -89,6 +130,21 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   const channels = new Map<string, Channel>();
   const watches = new Set<KeyWatch>();
   let closed = false;
+
+  // A dropped pub/sub connection loses what is published until it is back: every subscriber is
+  // told, once per drop, so that one which must not miss anything can catch up from its log.
+  let interrupted = false;
+  subscriber.on("ready", () => {
+    interrupted = false;
+  });
+  subscriber.on("close", () => {
+    if (closed || interrupted) return;
+    interrupted = true;
+    const error = new Error("the Redis connection of the subscription was lost");
+    for (const channel of channels.values()) {
+      for (const { onInterrupted } of [...channel.subscriptions]) onInterrupted?.(error);
+    }
+  });
 
   subscriber.on("message", (channelName: string, message: string) => {
     const channel = channels.get(channelName);
@@ -182,13 +238,31 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
 
     llen: async (key) => live(commands).llen(key),
 
+    async appendSequenced(entry: SequencedEntry) {
+      assertKeep(entry.keep);
+      const ttlMs = entry.ttlSeconds === undefined ? 0 : ttlMilliseconds(entry.ttlSeconds);
+      const c = live(commands) as Redis & ScriptCommands;
+      return c.appendSequenced(
+        entry.counterKey,
+        entry.listKey,
+        entry.head,
+        entry.tail,
+        entry.keep,
+        ttlMs,
+        entry.channel,
+      );
+    },
+
     async publish(channel, message) {
       await live(commands).publish(channel, message);
     },
 
-    async subscribe(channelName, handler): Promise<Unsubscribe> {
+    async subscribe(channelName, handler, subscribeOptions): Promise<Unsubscribe> {
       if (closed) throw new Error("cache is closed");
-      const subscription: Subscription = { handler };
+      const subscription: Subscription = {
+        handler,
+        onInterrupted: subscribeOptions?.onInterrupted,
+      };
       let channel = channels.get(channelName);
       if (channel === undefined) {
         channel = {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { z } from "zod";
 import { envBoolean, envDuration, envPort, envUrl } from "./env-values.js";
-import { ConfigError, exitOnConfigError, loadConfig } from "./load-config.js";
+import { ConfigError, loadConfig } from "./load-config.js";
 
 const schema = z.object({
   ENCRYPTION_KEY: z.string(),
@@ -80,35 +80,5 @@ describe("loadConfig", () => {
       loadConfig(schema, { ENCRYPTION_KEY: "k", IDLE_TIMEOUT: "30" }),
     );
     assert.match(noUnit.message, /^invalid configuration: IDLE_TIMEOUT must be a duration/);
-  });
-});
-
-describe("exitOnConfigError", () => {
-  test("prints the line to stderr and exits 1", async (t) => {
-    const written: string[] = [];
-    t.mock.method(process.stderr, "write", (chunk: string) => {
-      written.push(chunk);
-      return true;
-    });
-    class Exited extends Error {}
-    const exit = t.mock.method(process, "exit", () => {
-      throw new Exited();
-    });
-    await assert.rejects(
-      exitOnConfigError(() => loadConfig(schema, {})),
-      Exited,
-    );
-    t.mock.restoreAll();
-    assert.deepEqual(written, ["invalid configuration: ENCRYPTION_KEY is required\n"]);
-    assert.deepEqual(exit.mock.calls[0].arguments, [1]);
-  });
-
-  test("passes other errors through", async () => {
-    await assert.rejects(
-      exitOnConfigError(() => {
-        throw new TypeError("boom");
-      }),
-      TypeError,
-    );
   });
 });

@@ -58,19 +58,3 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: Env = process.en
   const first = result.error.issues[0];
   throw new ConfigError(`invalid configuration: ${describeIssue(first, present)}`);
 }
-
-/**
- * Runs start-up code; a ConfigError becomes its one line on stderr and exit status 1, so an
- * operator sees what to fix instead of a stack trace.
- */
-export async function exitOnConfigError<T>(start: () => T | Promise<T>): Promise<T> {
-  try {
-    return await start();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}

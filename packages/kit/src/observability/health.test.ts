@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { Writable } from "node:stream";
 import { test } from "node:test";
 import { createLogger } from "../logger/logger.js";
 import { createHealthReporter } from "./health.js";
@@ -33,4 +34,41 @@ test("degraded when a check fails or hangs, without the error text", async () =>
   assert.equal(report.status, "degraded");
   assert.deepEqual(report.checks, { cache: "ok", database: "failing", blob: "failing" });
   assert.ok(!JSON.stringify(report).includes("password"));
+});
+
+test("a failing check is logged when it starts failing and when it recovers, not per probe", async () => {
+  const lines: { msg: string; check: string }[] = [];
+  const recording = createLogger({
+    name: "test",
+    level: "info",
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  });
+  let up = false;
+  const probe = createHealthReporter({
+    service: "memory",
+    checks: {
+      cache: async () => {
+        if (!up) throw new Error("down");
+      },
+    },
+    logger: recording,
+  });
+  for (let i = 0; i < 5; i++) assert.equal((await probe()).status, "degraded");
+  up = true;
+  for (let i = 0; i < 3; i++) assert.equal((await probe()).status, "healthy");
+  up = false;
+  await probe();
+  assert.deepEqual(
+    lines.map((l) => [l.msg, l.check]),
+    [
+      ["health check failing", "cache"],
+      ["health check passing again", "cache"],
+      ["health check failing", "cache"],
+    ],
+  );
 });

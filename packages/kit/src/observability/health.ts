@@ -30,10 +30,13 @@ function withTimeout(check: HealthCheck, timeoutMs: number): Promise<void> {
 
 /**
  * Liveness report. Failure details go to the log only: the route is unauthenticated, so the
- * response names failing checks without their error text.
+ * response names failing checks without their error text. A check's change of state is logged
+ * once (failing, then recovered), not on every probe: an orchestrator probes every few seconds
+ * through an outage, and a line per probe would bury everything else.
  */
 export function createHealthReporter(options: HealthReporterOptions): () => Promise<HealthReport> {
   const { service, checks = {}, logger, checkTimeoutMs = 800 } = options;
+  const failing = new Set<string>();
   return async () => {
     const names = Object.keys(checks);
     const outcomes = await Promise.allSettled(
@@ -46,13 +49,18 @@ export function createHealthReporter(options: HealthReporterOptions): () => Prom
       checks: {},
     };
     outcomes.forEach((outcome, i) => {
+      const name = names[i];
       if (outcome.status === "fulfilled") {
-        report.checks[names[i]] = "ok";
+        report.checks[name] = "ok";
+        if (failing.delete(name)) logger.info({ check: name }, "health check passing again");
         return;
       }
       report.status = "degraded";
-      report.checks[names[i]] = "failing";
-      logger.warn({ check: names[i], err: outcome.reason }, "health check failing");
+      report.checks[name] = "failing";
+      if (!failing.has(name)) {
+        failing.add(name);
+        logger.warn({ check: name, err: outcome.reason }, "health check failing");
+      }
     });
     return report;
   };

@@ -25,6 +25,23 @@ export function progressMessage(event: TraceEvent): string {
 /** Workflow ids of this scope: `mcp_<scope tag>_<random>`, readable only by the same scope. */
 export const workflowPrefix = (context: ToolContext) => `mcp_${scopeTag(context.scope)}_`;
 
+const askInput = {
+  message: z.string().trim().min(1).describe("The task or question, self-contained."),
+  system_prompt: z
+    .string()
+    .optional()
+    .describe("Optional instructions placed before the task (tone, format, constraints)."),
+};
+
+const askOutput = {
+  answer: z.string(),
+  status: z.enum(["success", "failure", "yield"]),
+  sources: z.array(z.looseObject({ title: z.string(), url: z.string() })),
+  workflow_id: z.string(),
+  step_id: z.string(),
+  trace: z.string(),
+};
+
 /**
  * ask: one message through POST /chat's kernel. The step's trace events are followed on the trace
  * stream and sent as progress notifications in order; cancelling the MCP request aborts the POST,
@@ -42,21 +59,8 @@ export function registerAskTool(server: McpServer, context: ToolContext): void {
         "report each step. Returns {answer, status (success, failure or yield: the agent needs " +
         "something from the user), sources, workflow_id, step_id, trace}; trace is the URI of the " +
         "step's full trace resource.",
-      inputSchema: {
-        message: z.string().trim().min(1).describe("The task or question, self-contained."),
-        system_prompt: z
-          .string()
-          .optional()
-          .describe("Optional instructions placed before the task (tone, format, constraints)."),
-      },
-      outputSchema: {
-        answer: z.string(),
-        status: z.enum(["success", "failure", "yield"]),
-        sources: z.array(z.looseObject({ title: z.string(), url: z.string() })),
-        workflow_id: z.string(),
-        step_id: z.string(),
-        trace: z.string(),
-      },
+      inputSchema: askInput,
+      outputSchema: askOutput,
       annotations: { openWorldHint: true },
     },
     (args, extra) =>

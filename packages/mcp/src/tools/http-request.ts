@@ -29,6 +29,28 @@ function redact(response: CredentialedResponse, secrets: string[]): Credentialed
   };
 }
 
+const httpRequestInput = {
+  connection_id: z.string().min(1).describe("The Atrium connection of the account to use."),
+  method: z
+    .enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"])
+    .default("GET")
+    .describe("HTTP method."),
+  url: z.string().min(1).describe("Path on the provider's API (or a full URL on its host)."),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("Extra request headers such as accept or content-type; no credentials."),
+  body: z.string().optional().describe("Request body, for example JSON text."),
+};
+
+const httpRequestOutput = {
+  status: z.number().int(),
+  url: z.string(),
+  headers: z.record(z.string(), z.string()),
+  body: z.string(),
+  truncated: z.boolean(),
+};
+
 /**
  * http_request: a call to a connected account's API with the credential injected by the SDK's
  * strategies (createFetcher), so the model names a connection and never holds a token.
@@ -48,26 +70,8 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
         `after ${Math.round(limits.timeoutMs / 1000)} s. Returns {status, url, headers, body, ` +
         "truncated}; a binary body is given as base64:.... If the connection needs attention or " +
         "was revoked, the error says so: tell the user to reconnect the account.",
-      inputSchema: {
-        connection_id: z.string().min(1).describe("The Atrium connection of the account to use."),
-        method: z
-          .enum(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"])
-          .default("GET")
-          .describe("HTTP method."),
-        url: z.string().min(1).describe("Path on the provider's API (or a full URL on its host)."),
-        headers: z
-          .record(z.string(), z.string())
-          .optional()
-          .describe("Extra request headers such as accept or content-type; no credentials."),
-        body: z.string().optional().describe("Request body, for example JSON text."),
-      },
-      outputSchema: {
-        status: z.number().int(),
-        url: z.string(),
-        headers: z.record(z.string(), z.string()),
-        body: z.string(),
-        truncated: z.boolean(),
-      },
+      inputSchema: httpRequestInput,
+      outputSchema: httpRequestOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
     (args, extra) =>

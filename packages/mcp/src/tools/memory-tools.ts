@@ -8,6 +8,80 @@ const metadata = z
   .optional()
   .describe("Optional string labels (for example project or topic) that recall can filter on.");
 
+const rememberInput = {
+  user_message: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("What the user said, verbatim. Use with agent_response for one turn."),
+  agent_response: z.string().optional().describe("What you answered to user_message."),
+  note: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("A fact or preference worth keeping, in one or two sentences."),
+  metadata,
+};
+
+const rememberOutput = { stored: z.boolean(), kind: z.enum(["interaction", "note"]) };
+
+const recallInput = {
+  query: z.string().trim().min(1).describe("What to look for, in natural language."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .optional()
+    .describe("Most results to return (default 10)."),
+  filter: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe("Only memories whose metadata has all these label values."),
+};
+
+const recallOutput = {
+  results: z.array(
+    z.looseObject({
+      content: z.string(),
+      similarity_score: z.number(),
+      source_type: z.string(),
+      source_id: z.string(),
+      timestamp: z.string().optional(),
+    }),
+  ),
+};
+
+const contextInput = {
+  query: z.string().trim().min(1).optional().describe("Topic of the current conversation."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .describe("Most recent events to return (default 10)."),
+};
+
+const contextOutput = {
+  recent_events: z.array(
+    z.object({
+      role: z.string(),
+      type: z.string(),
+      content: z.string(),
+      timestamp: z.string().optional(),
+    }),
+  ),
+  relevant_pages: z.array(
+    z.object({
+      id: z.string(),
+      topic: z.string(),
+      summary: z.string(),
+      timestamp: z.string().optional(),
+    }),
+  ),
+};
+
 /** remember, recall and context: the user's memory, always in the scope of the caller's key. */
 export function registerMemoryTools(server: McpServer, context: ToolContext): void {
   const { scope, memory, sessions } = context;
@@ -21,21 +95,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         "Call it after a meaningful exchange (pass user_message and, if you answered, agent_response) " +
         "or to keep a fact or preference the user stated (pass note). Do not store secrets. " +
         "Returns {stored: true, kind} once the memory service has written it durably.",
-      inputSchema: {
-        user_message: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("What the user said, verbatim. Use with agent_response for one turn."),
-        agent_response: z.string().optional().describe("What you answered to user_message."),
-        note: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("A fact or preference worth keeping, in one or two sentences."),
-        metadata,
-      },
-      outputSchema: { stored: z.boolean(), kind: z.enum(["interaction", "note"]) },
+      inputSchema: rememberInput,
+      outputSchema: rememberOutput,
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
     (args) =>
@@ -81,31 +142,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         "similarity_score, source_type, source_id, timestamp}]}, best first; content is a summary " +
         "of a past conversation or a fact. An empty list means nothing relevant is stored. New " +
         "memories become searchable a few seconds after remember.",
-      inputSchema: {
-        query: z.string().trim().min(1).describe("What to look for, in natural language."),
-        limit: z
-          .number()
-          .int()
-          .min(1)
-          .max(50)
-          .optional()
-          .describe("Most results to return (default 10)."),
-        filter: z
-          .record(z.string(), z.string())
-          .optional()
-          .describe("Only memories whose metadata has all these label values."),
-      },
-      outputSchema: {
-        results: z.array(
-          z.looseObject({
-            content: z.string(),
-            similarity_score: z.number(),
-            source_type: z.string(),
-            source_id: z.string(),
-            timestamp: z.string().optional(),
-          }),
-        ),
-      },
+      inputSchema: recallInput,
+      outputSchema: recallOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (args) =>
@@ -127,34 +165,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
         "query, the summaries are chosen by relevance to it; without, the most recent ones. " +
         "Returns {recent_events: [{role, type, content, timestamp}], relevant_pages: [{id, topic, " +
         "summary, timestamp}]}, recent_events oldest first.",
-      inputSchema: {
-        query: z.string().trim().min(1).optional().describe("Topic of the current conversation."),
-        limit: z
-          .number()
-          .int()
-          .min(1)
-          .max(100)
-          .optional()
-          .describe("Most recent events to return (default 10)."),
-      },
-      outputSchema: {
-        recent_events: z.array(
-          z.object({
-            role: z.string(),
-            type: z.string(),
-            content: z.string(),
-            timestamp: z.string().optional(),
-          }),
-        ),
-        relevant_pages: z.array(
-          z.object({
-            id: z.string(),
-            topic: z.string(),
-            summary: z.string(),
-            timestamp: z.string().optional(),
-          }),
-        ),
-      },
+      inputSchema: contextInput,
+      outputSchema: contextOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     (args) =>

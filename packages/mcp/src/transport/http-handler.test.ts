@@ -117,3 +117,63 @@ test("calls that are not cancelled finish normally", async () => {
   assert.equal((result.structuredContent as { answer: string }).answer, "done");
   await bob.close();
 });
+
+test("a call without a progress token is one JSON body; with one, an SSE stream", async () => {
+  const call = (meta?: object) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-caller": "carol",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: meta ? { _meta: meta } : {},
+      }),
+    });
+  const plain = await call();
+  assert.match(plain.headers.get("content-type") ?? "", /^application\/json/);
+  assert.ok(((await plain.json()) as { result: { tools: unknown[] } }).result.tools.length > 0);
+  const streamed = await call({ progressToken: "p1" });
+  assert.match(streamed.headers.get("content-type") ?? "", /^text\/event-stream/);
+  assert.match(await streamed.text(), /"tools"/);
+});
+
+test("a tools/call whose arguments are not an object is invalid params, naming the field", async () => {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "x-caller": "carol",
+    },
+    body: JSON.stringify([
+      { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "recall", arguments: "x" } },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ]),
+  });
+  const answers = (await res.json()) as { id: number; error: { code: number; message: string } }[];
+  assert.deepEqual(
+    answers.map((a) => [a.id, a.error.code]),
+    [
+      [1, -32602],
+      [2, -32600],
+    ],
+  );
+  assert.match(answers[0].error.message, /params\.arguments must be an object/);
+});
+
+test("reading a trace resource of another scope is resource-not-found, not an internal error", async () => {
+  const client = await connect("dave");
+  try {
+    await assert.rejects(
+      client.readResource({ uri: "atrium://traces/wf_other/step_1" }),
+      (error: { code?: number }) => error.code === -32002,
+    );
+  } finally {
+    await client.close();
+  }
+});

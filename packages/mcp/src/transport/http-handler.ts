@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { Readable } from "node:stream";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { createAtriumMcpServer } from "../create-mcp-server.js";
 import type { ToolContext } from "../tool-context.js";
 
@@ -26,7 +28,30 @@ export interface McpHttpHandler {
 interface JsonRpcLike {
   id?: string | number;
   method?: string;
-  params?: { requestId?: string | number; reason?: string };
+  params?: {
+    requestId?: string | number;
+    reason?: string;
+    name?: unknown;
+    arguments?: unknown;
+    _meta?: { progressToken?: string | number };
+  };
+}
+
+const isPlainObject = (value: unknown) =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * What is wrong with a tools/call's params, if anything. The SDK answers these with an internal
+ * error (-32603) carrying a schema dump; a caller's mistake is invalid params (-32602), in words.
+ */
+function toolCallProblem(message: JsonRpcLike): string | undefined {
+  if (message.method !== "tools/call") return undefined;
+  const params: unknown = message.params;
+  if (!isPlainObject(params)) return "params must be an object with name and arguments";
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== "string") return "params.name must be the tool's name, a string";
+  if (args !== undefined && !isPlainObject(args)) return "params.arguments must be an object";
+  return undefined;
 }
 
 /**
@@ -44,6 +69,28 @@ export function createMcpHttpHandler(): McpHttpHandler {
   return {
     async handle(req, res, body, call) {
       const messages = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
+      const problems = messages.map((message) =>
+        isPlainObject(message) ? toolCallProblem(message) : undefined,
+      );
+      if (problems.some((problem) => problem !== undefined)) {
+        // Nothing of a batch runs when part of it is refused, and every request hears why.
+        const errors = messages
+          .map((message, i) => ({ id: isPlainObject(message) ? message.id : undefined, i }))
+          .filter(({ id, i }) => id !== undefined || problems[i] !== undefined)
+          .map(({ id, i }) => ({
+            jsonrpc: "2.0",
+            id: id ?? null,
+            error: problems[i]
+              ? { code: ErrorCode.InvalidParams, message: `Invalid params: ${problems[i]}` }
+              : {
+                  code: ErrorCode.InvalidRequest,
+                  message: "Not run: another message of this batch has invalid params",
+                },
+          }));
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(Array.isArray(body) ? errors : errors[0]));
+        return;
+      }
       const mine: [string, AbortController][] = [];
       for (const message of messages) {
         if (typeof message !== "object" || message === null) continue;
@@ -65,7 +112,15 @@ export function createMcpHttpHandler(): McpHttpHandler {
         ...call.context,
         cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
       });
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      // A call that asked for progress is answered as an SSE stream so its notifications can go
+      // first; any other is one JSON body, which spares both sides the stream's framing.
+      const wantsProgress = messages.some(
+        (message) => message?.params?._meta?.progressToken !== undefined,
+      );
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: !wantsProgress,
+      });
       res.on("close", () => {
         for (const [key, controller] of mine) {
           if (!res.writableFinished) controller.abort("the client closed the stream");
@@ -76,7 +131,53 @@ export function createMcpHttpHandler(): McpHttpHandler {
         void server.close();
       });
       await server.connect(transport);
-      await transport.handleRequest(req, res, body);
+      const answer = await transport.handleRequest(webRequest(req), { parsedBody: body });
+      await writeAnswer(answer, res);
     },
   };
+}
+
+/**
+ * The request as the SDK's web-standard transport reads it: method, URL and headers. The body is
+ * already parsed (the host did it), so none is attached. Built here rather than by the SDK's Node
+ * wrapper, whose generic Node-to-Fetch bridge costs more than the rest of a call.
+ */
+function webRequest(req: IncomingMessage): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  return new Request(new URL(req.url ?? "/mcp", "http://mcp.invalid"), {
+    method: req.method,
+    headers,
+  });
+}
+
+/** Writes the transport's answer: one JSON body, or an SSE stream forwarded as it is produced. */
+async function writeAnswer(answer: Response, res: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  res.writeHead(answer.status, headers);
+  if (answer.body === null) {
+    res.end();
+    return;
+  }
+  if (!headers["content-type"]?.startsWith("text/event-stream")) {
+    res.end(Buffer.from(await answer.arrayBuffer()));
+    return;
+  }
+  res.flushHeaders();
+  const stream = Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream);
+  res.on("close", () => stream.destroy());
+  await new Promise<void>((resolve) => {
+    stream.on("error", () => resolve());
+    stream.on("end", () => {
+      res.end();
+      resolve();
+    });
+    stream.pipe(res, { end: false });
+  });
 }

@@ -5,7 +5,7 @@ import { createOpenAiLlm } from "../llm/llm.js";
 import { chatAnswer, type FakeOpenAi, startFakeOpenAi } from "../testing/fake-openai.js";
 import { createChainAnalyser } from "./analyse-chain.js";
 import { createContinuityJudge } from "./continuity.js";
-import { findMergeTarget, heat, recordAccess, shouldArchive, shouldPromote } from "./heat.js";
+import { findMergeTarget, heat, PROMOTE_HEAT, recordAccess, shouldArchive } from "./heat.js";
 import { extractEntities, extractiveSummary, keywordTopic } from "./text-analysis.js";
 
 describe("text analysis without an LLM", () => {
@@ -152,8 +152,10 @@ describe("heat", () => {
   });
 
   test("promote at heat ≥ 0.3; archive when idle > 7 days and heat < 0.1", () => {
-    assert.ok(shouldPromote(fresh, now));
-    assert.ok(!shouldPromote({ ...fresh, importance: 0.2, density: 0.2 }, now));
+    // The promoter's rule: heat at or over PROMOTE_HEAT.
+    assert.equal(PROMOTE_HEAT, 0.3);
+    assert.ok(heat(fresh, now) >= PROMOTE_HEAT);
+    assert.ok(heat({ ...fresh, importance: 0.2, density: 0.2 }, now) < PROMOTE_HEAT);
     const eightDays = new Date(now.getTime() + 8 * 24 * 3600_000);
     assert.ok(shouldArchive(fresh, eightDays));
     assert.ok(!shouldArchive(fresh, new Date(now.getTime() + 6 * 24 * 3600_000)));

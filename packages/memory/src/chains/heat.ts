@@ -41,10 +41,6 @@ export function recordAccess(state: HeatState, now: Date): HeatState {
   };
 }
 
-export function shouldPromote(state: HeatState, now: Date): boolean {
-  return heat(state, now) >= PROMOTE_HEAT;
-}
-
 export function shouldArchive(state: HeatState, now: Date): boolean {
   return (
     now.getTime() - state.lastAccessAt.getTime() > ARCHIVE_IDLE_MS &&

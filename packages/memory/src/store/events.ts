@@ -1,7 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Sql, SqlExecutor } from "@atrium/kit";
+import { createGroupCommit, type Sql, type SqlExecutor } from "@atrium/kit";
 import type { EventRole, EventType, Scope, StmEvent } from "../domain.js";
-import { createGroupCommit } from "./group-commit.js";
 
 export interface NewEvent {
   sessionId: string;

@@ -1,5 +1,5 @@
 import type { Sql } from "@atrium/kit";
-import type { VectorHit, VectorQuery } from "./vector-search.js";
+import type { VectorHit, VectorQuery } from "./vector-query.js";
 
 interface UserVectors {
   version: number;

@@ -1,19 +1,7 @@
 import type { Sql, SqlExecutor } from "@atrium/kit";
 import { createExactVectorIndex } from "./exact-vector-index.js";
-import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
-
-export interface VectorQuery extends ScopeFilter {
-  tenantId: string;
-  userId: string;
-  embedding: number[];
-  limit: number;
-}
-
-export interface VectorHit {
-  chainId: string;
-  /** Cosine similarity, higher is closer. */
-  similarity: number;
-}
+import { scopeFilterClause } from "./scope-filter.js";
+import type { VectorHit, VectorQuery } from "./vector-query.js";
 
 /**
  * Nearest chains by cosine. `hnsw` keeps a pgvector copy of each chain's vector under an HNSW

@@ -68,6 +68,8 @@ class Call:
     # The list endpoints wrap their items in an object.
     unwrap: Optional[str] = None
     error_for: ErrorFactory = AtriumError
+    # Per-call headers on top of the client's (an Idempotency-Key, say).
+    headers: Dict[str, str] = field(default_factory=dict)
 
     def query(self) -> Dict[str, str]:
         return query(self.params)

@@ -20,7 +20,7 @@ class SyncTransport:
 
     def send(self, call: Call) -> Any:
         response = self.http.request(
-            call.method, self.base + call.path, params=call.query(), json=call.body, headers=self.headers
+            call.method, self.base + call.path, params=call.query(), json=call.body, headers={**self.headers, **call.headers}
         )
         return call.result(response)
 
@@ -40,7 +40,7 @@ class AsyncTransport:
 
     async def send(self, call: Call) -> Any:
         response = await self.http.request(
-            call.method, self.base + call.path, params=call.query(), json=call.body, headers=self.headers
+            call.method, self.base + call.path, params=call.query(), json=call.body, headers={**self.headers, **call.headers}
         )
         return call.result(response)
 

@@ -35,8 +35,9 @@ class _CallDetails(
 
 class CredentialInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
     """Injects the credential, fresh from the gateway client's token cache, into each call. When a
-    unary call of an oauth2 connection answers UNAUTHENTICATED, the connection is refreshed through
-    the gateway and the call sent once more; a server-streaming call is not repeated. A revoked or
+    call of an oauth2 connection answers UNAUTHENTICATED, the connection is refreshed through the
+    gateway and the call sent once more; a server-streaming call only when the refusal came before
+    its first message (after that, the caller already holds part of the answer). A revoked or
     attention-required connection raises ConnectionRevoked / AttentionRequired before any call."""
 
     def __init__(
@@ -92,5 +93,41 @@ class CredentialInterceptor(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamCl
     def intercept_unary_stream(
         self, continuation: Callable[..., Any], client_call_details: grpc.ClientCallDetails, request: Any
     ) -> Any:
-        details, _ = self._with_credential(client_call_details, False)
-        return continuation(details, request)
+        details, kind = self._with_credential(client_call_details, False)
+        call = continuation(details, request)
+        if kind != "oauth2":
+            return call
+
+        def again() -> Any:
+            self._gateway.refresh_connection(self._connection_id, workspace_id=self._workspace_id)
+            fresh, _ = self._with_credential(client_call_details, True)
+            return continuation(fresh, request)
+
+        return _RetryBeforeFirstMessage(call, again)
+
+
+class _RetryBeforeFirstMessage:
+    """A server stream that, refused with UNAUTHENTICATED before its first message, is replaced once
+    by the call ``again`` makes; otherwise the call itself (iteration and the Call methods)."""
+
+    def __init__(self, call: Any, again: Callable[[], Any]) -> None:
+        self._call = call
+        self._again: Optional[Callable[[], Any]] = again
+
+    def __iter__(self) -> "_RetryBeforeFirstMessage":
+        return self
+
+    def __next__(self) -> Any:
+        try:
+            message = next(self._call)
+        except grpc.RpcError as error:
+            again, self._again = self._again, None
+            if again is None or error.code() != grpc.StatusCode.UNAUTHENTICATED:
+                raise
+            self._call = again()
+            return next(self._call)
+        self._again = None
+        return message
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._call, name)

@@ -44,12 +44,15 @@ class _Calls:
             tenant_id=tenant_id, user_id=user_id, agent_id=agent_id, metadata=metadata))
 
     @staticmethod
-    def store_interaction(session_id: str, body: Dict[str, Any]) -> Call:
-        return Call("POST", _session(session_id, "/interactions"), body=body)
+    def store_interaction(session_id: str, body: Dict[str, Any],
+                          idempotency_key: Optional[str]) -> Call:
+        return Call("POST", _session(session_id, "/interactions"), body=body,
+                    headers=_idempotency(idempotency_key))
 
     @staticmethod
-    def store_event(session_id: str, body: Dict[str, Any]) -> Call:
-        return Call("POST", _session(session_id, "/events"), body=body)
+    def store_event(session_id: str, body: Dict[str, Any], idempotency_key: Optional[str]) -> Call:
+        return Call("POST", _session(session_id, "/events"), body=body,
+                    headers=_idempotency(idempotency_key))
 
     @staticmethod
     def get_context(session_id: str, limit: Optional[int], query: Optional[str]) -> Call:
@@ -58,6 +61,10 @@ class _Calls:
     @staticmethod
     def search(session_id: str, body: Dict[str, Any]) -> Call:
         return Call("POST", _session(session_id, "/context/search"), body=body, unwrap="results")
+
+
+def _idempotency(key: Optional[str]) -> Dict[str, str]:
+    return {"Idempotency-Key": key} if key else {}
 
 
 _HEALTH = Call("GET", "api/v1/health")
@@ -88,19 +95,23 @@ class MemoryClient:
     def store_interaction(self, session_id: str, user_message: str, *,
                           agent_response: Optional[str] = None,
                           metadata: Optional[Dict[str, str]] = None,
-                          timestamp: Optional[str] = None) -> StoreInteractionResult:
+                          timestamp: Optional[str] = None,
+                          idempotency_key: Optional[str] = None) -> StoreInteractionResult:
+        """``idempotency_key``: a retry with the same key (within a day) returns the first result
+        and stores nothing twice."""
         return self._t.send(_Calls.store_interaction(session_id, _body(
             user_message=user_message, agent_response=agent_response, metadata=metadata,
-            timestamp=timestamp)))
+            timestamp=timestamp), idempotency_key))
 
     def store_event(self, session_id: str, type: str, *, role: Optional[str] = None,
                     content: Optional[str] = None, metadata: Optional[Dict[str, str]] = None,
                     timestamp: Optional[str] = None, payload: Optional[str] = None,
-                    mime_type: Optional[str] = None) -> StoreEventResult:
+                    mime_type: Optional[str] = None,
+                    idempotency_key: Optional[str] = None) -> StoreEventResult:
         """``type``: message, thought, action or observation; ``payload`` is base64."""
         return self._t.send(_Calls.store_event(session_id, _body(
             type=type, role=role, content=content, metadata=metadata, timestamp=timestamp,
-            payload=payload, mime_type=mime_type)))
+            payload=payload, mime_type=mime_type), idempotency_key))
 
     def get_context(self, session_id: str, *, limit: Optional[int] = None,
                     query: Optional[str] = None) -> MemoryContext:
@@ -143,18 +154,20 @@ class AsyncMemoryClient:
     async def store_interaction(self, session_id: str, user_message: str, *,
                                 agent_response: Optional[str] = None,
                                 metadata: Optional[Dict[str, str]] = None,
-                                timestamp: Optional[str] = None) -> StoreInteractionResult:
+                                timestamp: Optional[str] = None,
+                                idempotency_key: Optional[str] = None) -> StoreInteractionResult:
         return await self._t.send(_Calls.store_interaction(session_id, _body(
             user_message=user_message, agent_response=agent_response, metadata=metadata,
-            timestamp=timestamp)))
+            timestamp=timestamp), idempotency_key))
 
     async def store_event(self, session_id: str, type: str, *, role: Optional[str] = None,
                           content: Optional[str] = None, metadata: Optional[Dict[str, str]] = None,
                           timestamp: Optional[str] = None, payload: Optional[str] = None,
-                          mime_type: Optional[str] = None) -> StoreEventResult:
+                          mime_type: Optional[str] = None,
+                          idempotency_key: Optional[str] = None) -> StoreEventResult:
         return await self._t.send(_Calls.store_event(session_id, _body(
             type=type, role=role, content=content, metadata=metadata, timestamp=timestamp,
-            payload=payload, mime_type=mime_type)))
+            payload=payload, mime_type=mime_type), idempotency_key))
 
     async def get_context(self, session_id: str, *, limit: Optional[int] = None,
                           query: Optional[str] = None) -> MemoryContext:

@@ -3,6 +3,11 @@ export interface GroupCommitOptions {
   maxRequests?: number;
 }
 
+export interface GroupCommit<Item, Result> {
+  /** Writes `items` with whatever else is waiting; resolves with their results in order. */
+  write(items: Item[]): Promise<Result[]>;
+}
+
 interface Waiting<Item, Result> {
   items: Item[];
   resolve: (results: Result[]) => void;
@@ -20,7 +25,7 @@ interface Waiting<Item, Result> {
 export function createGroupCommit<Item, Result>(
   write: (items: Item[]) => Promise<Result[]>,
   options: GroupCommitOptions = {},
-) {
+): GroupCommit<Item, Result> {
   const maxRequests = options.maxRequests ?? 200;
   let waiting: Waiting<Item, Result>[] = [];
   let writing = false;
@@ -57,7 +62,6 @@ export function createGroupCommit<Item, Result>(
   }
 
   return {
-    /** Writes `items` with whatever else is waiting; resolves with their results in order. */
     write(items: Item[]): Promise<Result[]> {
       return new Promise<Result[]>((resolve, reject) => {
         waiting.push({ items, resolve, reject });

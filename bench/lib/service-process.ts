@@ -1,0 +1,47 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+export interface MemoryProcessUrls {
+  rest: string;
+  grpc: string;
+  /** A no-op Fastify route in the same process: the HTTP floor of the machine. */
+  noop: string;
+  /** A no-op gRPC method (connect-node) in the same process. */
+  noopGrpc: string;
+}
+
+/**
+ * Starts bench/memory/serve.ts in a child process and resolves with its URLs, so the load
+ * generator does not share the service's event loop (nor its background work: chain checks,
+ * heat). The service runs from the packages' compiled `dist` (as `make start` runs it; `make
+ * bench` builds first), not from the sources through tsx, whose transform adds work to every
+ * function it defines.
+ */
+export function startMemoryProcess(env: Record<string, string>) {
+  return startServiceProcess<MemoryProcessUrls>(
+    new URL("../memory/serve.ts", import.meta.url),
+    env,
+  );
+}
+
+/** Runs a bench `serve-*.ts` script in its own process; it prints its URLs as one JSON line. */
+export async function startServiceProcess<Urls>(script: URL, env: Record<string, string>) {
+  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(script)], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = (await once(
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }),
+    "line",
+  )) as [string];
+  const urls = JSON.parse(line) as Urls;
+  return {
+    urls,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}

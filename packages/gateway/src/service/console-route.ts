@@ -1,0 +1,34 @@
+import { consoleAssetsDir, consoleContentSecurityPolicy, consoleIsBuilt } from "@atrium/console";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+
+export const consolePrefix = "/console";
+
+/** The console's static files are public; the key they need goes with each API call instead. */
+export function isConsolePath(path: string): boolean {
+  return path === consolePrefix || path.startsWith(`${consolePrefix}/`);
+}
+
+/**
+ * GET /console/: the operator console's bundled files under a strict Content-Security-Policy.
+ * Returns false (and serves nothing) when the console was not built.
+ */
+export async function configureConsoleRoute(app: FastifyInstance): Promise<boolean> {
+  if (!consoleIsBuilt()) return false;
+  app.addHook("onSend", async (request, reply, payload) => {
+    if (isConsolePath(request.url.split("?")[0])) {
+      reply.header("content-security-policy", consoleContentSecurityPolicy);
+      reply.header("x-content-type-options", "nosniff");
+      reply.header("referrer-policy", "no-referrer");
+      reply.header("cache-control", "no-cache");
+    }
+    return payload;
+  });
+  await app.register(fastifyStatic, {
+    root: consoleAssetsDir,
+    prefix: consolePrefix,
+    redirect: true,
+    index: "index.html",
+  });
+  return true;
+}

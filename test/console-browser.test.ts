@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { findChromium } from "@atrium/chat";
+import { realServersRequired } from "@atrium/kit/testing";
+import { chromium } from "playwright-core";
+import { atriumStartEnv } from "./atrium-start-env.js";
+
+// The console as an operator sees it: Debian's Chromium against a real `atrium start` (after
+// `make build`, which bundles the console). Screenshots land in test/artifacts/ (gitignored).
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+const artifacts = join(repoRoot, "test", "artifacts", "console");
+const brokerKey = "console-test-broker-key";
+const xssWorkspace = `ws-<img src=x onerror="window.__xss=1">-<script>window.__xss=2</script>`;
+
+async function startAtrium(dataDir: string) {
+  const { ports, env: startEnv } = await atriumStartEnv(dataDir);
+  const child = spawn("npx", ["--no-install", "atrium", "start"], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      ...startEnv,
+      API_KEYS: brokerKey,
+      LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: string) => {
+      output += chunk;
+      if (output.includes("  stop ")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`atrium start exited ${code}:\n${output}`)));
+  });
+  return {
+    gateway: `http://127.0.0.1:${ports.gwRest}`,
+    broker: `http://127.0.0.1:${ports.brokerRest}`,
+    stop() {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group has already exited
+      }
+    },
+  };
+}
+
+interface BrokerAnswer {
+  id: string;
+  events: unknown[];
+}
+
+async function brokerCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<BrokerAnswer> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { "x-api-key": brokerKey, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await response.json()) as BrokerAnswer;
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+test("the console's credentials page lists, escapes and revokes connections", async (t) => {
+  const executablePath = findChromium(process.env.CHROMIUM_PATH);
+  if (!executablePath) {
+    // As with the browser tool: skipped on a developer machine, a failure in CI.
+    if (realServersRequired)
+      assert.fail("no system Chromium (set CHROMIUM_PATH); CI=true requires it");
+    t.skip("no system Chromium (set CHROMIUM_PATH)");
+    return;
+  }
+  const dataDir = await mkdtemp(join(tmpdir(), "atrium-console-"));
+  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  await mkdir(artifacts, { recursive: true });
+  const atrium = await startAtrium(dataDir);
+  t.after(() => atrium.stop());
+
+  // The provider's user-info endpoint, which the broker calls to validate a captured key.
+  const userInfo = createServer((_request, response) => response.end("{}"));
+  await new Promise<void>((resolve) => userInfo.listen(0, "127.0.0.1", resolve));
+  t.after(() => userInfo.close());
+  const provider = await brokerCall(atrium.broker, "POST", "/providers", {
+    name: "console-static",
+    auth_type: "api_key",
+    user_info_endpoint: `http://127.0.0.1:${(userInfo.address() as AddressInfo).port}/me`,
+  });
+  const kept = await brokerCall(atrium.broker, "POST", "/connections/static", {
+    provider_id: provider.id,
+    workspace_id: "ws-console",
+    api_key: "secret-kept",
+  });
+  const hostile = await brokerCall(atrium.broker, "POST", "/connections/static", {
+    provider_id: provider.id,
+    workspace_id: xssWorkspace,
+    api_key: "secret-hostile",
+  });
+
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.accept();
+  });
+  const requestedUrls: string[] = [];
+  page.on("request", (request) => requestedUrls.push(request.url()));
+
+  const response = await page.goto(`${atrium.gateway}/console/`);
+  assert.match(response?.headers()["content-security-policy"] ?? "", /frame-ancestors 'none'/);
+  await page.getByLabel("Operator key").fill("operator-secret-key");
+  await page.getByRole("button", { name: "Use key" }).click();
+
+  const keptRow = page.locator(`tr[data-connection="${kept.id}"]`);
+  const hostileRow = page.locator(`tr[data-connection="${hostile.id}"]`);
+  await keptRow.waitFor();
+  // The hostile workspace id is shown as the text it is, and none of it ran.
+  assert.equal(await hostileRow.locator("td").nth(2).textContent(), xssWorkspace);
+  assert.equal(await page.locator("tbody img, tbody script").count(), 0);
+  assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
+  assert.deepEqual(dialogs, []);
+  // The key never appears in a URL the console requests.
+  assert.ok(requestedUrls.every((url) => !url.includes("operator-secret-key")));
+  await page.screenshot({ path: join(artifacts, "credentials-1280.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: join(artifacts, "credentials-390.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+
+  await keptRow.getByRole("button", { name: "Revoke" }).click();
+  await page
+    .getByRole("status")
+    .filter({ hasText: `Revoked ${kept.id}` })
+    .waitFor();
+  assert.equal(dialogs.length, 1);
+  assert.match(dialogs[0], /^Revoke console-static connection /);
+  assert.equal(await keptRow.locator("td.status").textContent(), "revoked");
+
+  const audit = await brokerCall(
+    atrium.broker,
+    "GET",
+    `/audit?event_type=connection.revoked&resource_id=${encodeURIComponent(kept.id)}`,
+  );
+  assert.equal(audit.events.length, 1, JSON.stringify(audit));
+  assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
+});
