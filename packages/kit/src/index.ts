@@ -80,7 +80,15 @@ export {
 export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
 export { createQueue, type QueueOptions } from "./queue/create-queue.js";
 export { createMemoryQueue } from "./queue/memory-queue.js";
-export type { FailedJob, Job, JobHandler, JobOptions, Queue, RunningJob } from "./queue/queue.js";
+export type {
+  FailedJob,
+  Job,
+  JobHandler,
+  JobOptions,
+  Queue,
+  QueueCloseOptions,
+  RunningJob,
+} from "./queue/queue.js";
 export { freezeResult } from "./rpc/frozen-result.js";
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { memoryV1 } from "@atrium/api";
 import {
   authConfigFromEnv,
@@ -151,7 +150,7 @@ export async function startMemoryService(
     const queue = createQueue({ redisUrl, onRedisStateChange });
     // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
     // abandoned, its messages stay pending and the next start-up sweep queues them again.
-    cleanup.push(() => Promise.race([queue.close(), sleep(queueCloseMs)]));
+    cleanup.push(() => queue.close({ graceMs: queueCloseMs }));
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
 
     const embedder = createEmbedder(config, cache);

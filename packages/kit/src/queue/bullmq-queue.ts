@@ -38,6 +38,14 @@ const unfinishedStates = [
 const warnQueueError = (error: Error) =>
   process.emitWarning(`job queue: ${error.message}`, { code: "ATRIUM_QUEUE" });
 
+/** QUIT when Redis answers in time; a connection that is away or slow is cut, not retried. */
+async function release(connection: Redis, timeoutMs: number): Promise<void> {
+  if (connection.status === "ready") {
+    await Promise.race([connection.quit().catch(() => undefined), sleep(timeoutMs)]);
+  }
+  connection.disconnect();
+}
+
 /**
  * The BullMQ queue: one BullMQ queue per job name. Workers share a connection whose commands are
  * never given up on (BullMQ requires it of blocking workers); producers have their own, bounded
@@ -167,14 +175,18 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
       }
     },
 
-    async close() {
+    async close({ graceMs } = {}) {
       if (closed) return;
       closed = true;
       state.stop();
-      // Worker.close waits for the jobs it is running.
-      await Promise.all([...workers.values()].map((worker) => worker.close()));
+      const running = [...workers.values()];
+      // Pausing stops fetching and waits for the jobs in hand; a forced close then releases the
+      // workers' connections even when a job outlives the grace or Redis does not answer.
+      const finished = Promise.all(running.map((worker) => worker.pause().catch(() => undefined)));
+      await (graceMs === undefined ? finished : Promise.race([finished, sleep(graceMs)]));
+      await Promise.all(running.map((worker) => worker.close(true)));
       await Promise.all([...queues.values()].map((queue) => queue.close()));
-      await Promise.all([connection, producer].map((c) => c.quit().catch(() => c.disconnect())));
+      await Promise.all([connection, producer].map((c) => release(c, addTimeoutMs)));
     },
   };
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   backoffDelayMs,
   errorMessage,
@@ -159,14 +160,15 @@ export function createMemoryQueue(): Queue {
       return new Promise((resolve, reject) => jobs.drainWaiters.push({ resolve, reject }));
     },
 
-    async close() {
+    async close({ graceMs } = {}) {
       if (closed) return;
       closed = true;
       for (const jobs of lines.values()) {
         for (const timer of jobs.retryTimers.values()) clearTimeout(timer);
         jobs.retryTimers.clear();
       }
-      await Promise.all([...lines.values()].flatMap((jobs) => [...jobs.running]));
+      const finished = Promise.all([...lines.values()].flatMap((jobs) => [...jobs.running]));
+      await (graceMs === undefined ? finished : Promise.race([finished, sleep(graceMs)]));
       for (const jobs of lines.values()) {
         for (const waiter of jobs.drainWaiters.splice(0)) {
           waiter.reject(new Error("queue closed before its jobs drained"));

@@ -273,6 +273,25 @@ export function queueContract(adapter: string, open: OpenQueue): void {
       await assert.rejects(f.queue.add(f.name, {}), /closed/);
     });
 
+    test("close with a grace stops waiting for a job that outlives it", async (t) => {
+      const f = await setUp(t, open);
+      if (!f) return;
+      const started = gate();
+      const release = gate();
+      let finished = false;
+      f.queue.process(f.name, async () => {
+        started.open();
+        await release.opened;
+        finished = true;
+      });
+      await f.queue.add(f.name, {});
+      await started.opened;
+      // A close that waited for the job, or left a connection retrying, would hang this file.
+      await f.queue.close({ graceMs: 50 });
+      assert.equal(finished, false);
+      release.open();
+    });
+
     test("drained resolves at once for a name with no jobs", async (t) => {
       const f = await setUp(t, open);
       if (!f) return;

@@ -55,5 +55,15 @@ export interface Queue {
   listFailed(name: string): Promise<FailedJob[]>;
   /** Resolves when no job of `name` is waiting, delayed or running (tests and shutdown). */
   drained(name: string): Promise<void>;
-  close(): Promise<void>;
+  /** Stops taking jobs and waits for the running ones (see `QueueCloseOptions`). */
+  close(options?: QueueCloseOptions): Promise<void>;
+}
+
+export interface QueueCloseOptions {
+  /**
+   * How long running jobs get to finish; default: as long as they take. Past it they are
+   * abandoned and `close` still releases every connection: BullMQ's stalled check hands their
+   * jobs to a worker again, in-process ones are lost with the process.
+   */
+  graceMs?: number;
 }
