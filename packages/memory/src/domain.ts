@@ -10,6 +10,14 @@ export const EVENT_TYPES = ["message", "thought", "action", "observation"] as co
 export type EventRole = (typeof EVENT_ROLES)[number];
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * Whether an event takes part in dialogue chains: user and agent messages do, system notes and
+ * an agent's thoughts, actions and observations do not. Such an event is stored pending and its
+ * write asks for a chain check.
+ */
+export const joinsChains = (e: { role: EventRole; type: EventType }): boolean =>
+  e.type === "message" && e.role !== "system";
+
 export interface SessionRecord extends Scope {
   id: string;
   metadata: Record<string, string>;

@@ -4,41 +4,31 @@ import {
   type BlobStore,
   type Cache,
   failedPrecondition,
-  freezeResult,
   identityKey,
   internal,
   invalidArgument,
   type Logger,
-  notFound,
   type Sql,
   unimplemented,
 } from "@atrium/kit";
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
-import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
-
-import { recordAccess } from "../chains/heat.js";
-import { extractEntities } from "../chains/text-analysis.js";
-import {
-  EVENT_ROLES,
-  EVENT_TYPES,
-  type EventRole,
-  type Scope,
-  type SessionRecord,
-  type StmEvent,
-} from "../domain.js";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { EVENT_ROLES, EVENT_TYPES, type EventRole, type Scope } from "../domain.js";
 import type { Embedder } from "../embeddings/embedder.js";
-import { cosineSimilarity } from "../embeddings/vectors.js";
 import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
 import type { Retrieval } from "../retrieval/retrieval.js";
 import { type ChainRecord, chainStore } from "../store/chains.js";
-import type { EventStore, InsertedEvent, NewEvent } from "../store/events.js";
-import { type EntityFact, type EntityRecord, graphStore } from "../store/graph.js";
-import { createIdempotencyStore, idempotencyKeyOf } from "../store/idempotency.js";
+import type { EventStore, InsertedEvent } from "../store/events.js";
+import { idempotencyKeyOf } from "../store/idempotency.js";
 import type { RecentPages } from "../store/recent-pages.js";
 import type { SessionStore } from "../store/sessions.js";
+import { createChainAccess } from "./chain-access.js";
+import { createContextMemo } from "./context-cache.js";
+import { createEntityFacts } from "./entity-facts.js";
+import { createEventWrites } from "./event-writes.js";
+import { createSessionAccess } from "./session-access.js";
 import type { StmWindow } from "./stm-window.js";
 
 export interface MemoryServiceDeps {
@@ -60,14 +50,11 @@ export interface MemoryServiceDeps {
   now?: () => Date;
 }
 
-type GetContextResult = MessageInitShape<typeof memoryV1.GetContextResponseSchema>;
 const DEFAULT_CONTEXT_LIMIT = 10;
 const MAX_CONTEXT_LIMIT = 1000;
 const RELEVANT_PAGES = 5;
 const DEFAULT_SEARCH_LIMIT = 10;
 const MAX_SEARCH_LIMIT = 100;
-const ENTITY_FACTS = 5;
-const TOUCH_INTERVAL_MS = 5 * 60_000;
 
 type MemoryServiceImpl = ServiceImpl<typeof memoryV1.MemoryService>;
 
@@ -82,55 +69,6 @@ function oneOf<T extends string>(field: string, value: string, allowed: readonly
   return value as T;
 }
 
-function toStmEventMessage(e: StmEvent) {
-  return {
-    role: e.role,
-    type: e.type,
-    content: e.content,
-    timestamp: timestampFromDate(e.timestamp),
-    // A copy: GetContext freezes its messages, and the event's own map is not its to freeze.
-    metadata:
-      e.coalescedCount > 1
-        ? { ...e.metadata, coalesced_count: String(e.coalescedCount) }
-        : { ...e.metadata },
-    blobUri: e.blobUri ?? "",
-    blobMimeType: e.blobMimeType ?? "",
-  };
-}
-
-function toDialoguePage(c: ChainRecord) {
-  return {
-    id: c.id,
-    sessionId: c.sessionId,
-    topic: c.topic,
-    summary: c.summary,
-    timestamp: timestampFromDate(c.lastEventAt),
-    metadata: {
-      ...c.metadata,
-      agent_id: c.scope.agentId,
-      status: c.status,
-      analysis_method: c.analysisMethod,
-      // Provenance: the STM events the chain was built from.
-      event_ids: c.eventIds.join(","),
-    },
-  };
-}
-
-function describeFacts(entity: EntityRecord, facts: EntityFact[]): string {
-  const relations = facts.map((f) =>
-    f.direction === "out" ? `${f.relation} ${f.other}` : `${f.other} ${f.relation} ${entity.name}`,
-  );
-  const parts = [`${entity.name} (${entity.type})`];
-  if (relations.length > 0) parts.push(relations.join("; "));
-  parts.push(`mentioned in ${entity.mentions} conversation${entity.mentions === 1 ? "" : "s"}`);
-  if (entity.community !== null) {
-    parts.push(
-      `community ${entity.community}, bridges ${entity.bridgeScore ?? 0} other communities`,
-    );
-  }
-  return parts.join(". ");
-}
-
 /** The MemoryService handlers, shared by the gRPC and REST transports. */
 export function createMemoryService(
   deps: MemoryServiceDeps,
@@ -138,119 +76,13 @@ export function createMemoryService(
   const { sql, cache, chainChecks, blobStore, embedder, sessions, events, window } = deps;
   const { recentPages, retrieval, logger } = deps;
   const now = deps.now ?? (() => new Date());
-  // The window and the pages come from the near cache, which hands every caller the same lists
-  // while they are unchanged: the context built from a pair of lists is built (and, frozen,
-  // written as JSON) once. Lists read straight from the stores are new each time and fall out
-  // of the maps with their garbage.
-  const contexts = new WeakMap<StmEvent[], WeakMap<ChainRecord[], GetContextResult>>();
-  function contextOf(stm: StmEvent[], pages: ChainRecord[]): GetContextResult {
-    let byPages = contexts.get(stm);
-    if (byPages === undefined) {
-      byPages = new WeakMap();
-      contexts.set(stm, byPages);
-    }
-    let context = byPages.get(pages);
-    if (context === undefined) {
-      context = freezeResult({
-        stmEvents: stm.map(toStmEventMessage),
-        relevantPages: pages.map(toDialoguePage),
-        segments: [],
-        ltpm: {
-          status: "not_implemented",
-          message: "long-term persona memory is planned; use SearchMemory for long-term memory",
-        },
-      });
-      byPages.set(pages, context);
-    }
-    return context;
-  }
-
-  /** The session, or NotFound; with a JWT identity, only the identity's own sessions exist. */
-  async function resolveSession(
-    sessionId: string,
-    context: HandlerContext,
-  ): Promise<SessionRecord> {
-    const session = await sessions.get(sessionId);
-    const identity = context.values.get(identityKey);
-    if (
-      !session ||
-      (identity && (identity.tenantId !== session.tenantId || identity.userId !== session.userId))
-    ) {
-      throw notFound(`session ${JSON.stringify(sessionId)} not found`);
-    }
-    return session;
-  }
-
-  /** Recall strengthens chains (heat); best effort, off the request path. */
-  function touch(chains: ChainRecord[]): void {
-    const at = now();
-    // A chain read again within minutes has not cooled measurably; skipping the write keeps hot
-    // reads (an agent polling its context) from turning into a stream of UPDATEs.
-    const due = chains.filter((c) => at.getTime() - c.lastAccessAt.getTime() >= TOUCH_INTERVAL_MS);
-    if (due.length === 0) return;
-    const updates = due.map((c) => ({ id: c.id, ...recordAccess(c, at) }));
-    chainStore
-      .setAccess(sql, updates)
-      // The cached pages still carry the old access time: without this, every read would
-      // write again.
-      .then(() => recentPages.invalidate(due.map((c) => c.scope)))
-      .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
-  }
-
-  const idempotency = createIdempotencyStore(sql);
-
-  /**
-   * Stores events of a scope, once per idempotency key when the caller sent one: a repeated key
-   * returns the first response and stores nothing (`stored` is then absent).
-   */
-  async function storeOnce<R>(
-    operation: string,
-    key: string | undefined,
-    session: SessionRecord,
-    inputs: NewEvent[],
-    respond: (stored: InsertedEvent[]) => R,
-  ): Promise<{ response: R; stored?: InsertedEvent[] }> {
-    if (key === undefined) {
-      const stored = await events.insertAll(inputs);
-      return { response: respond(stored), stored };
-    }
-    const { response, extra } = await idempotency.once(
-      { tenantId: session.tenantId, operation, key },
-      async (tx) => {
-        const stored = await events.insertAllIn(tx, inputs);
-        return { response: respond(stored), extra: stored };
-      },
-    );
-    return { response, stored: extra };
-  }
+  const resolveSession = createSessionAccess(sessions);
+  const { contextOf } = createContextMemo();
+  const chainAccess = createChainAccess({ sql, recentPages, logger, now });
+  const entityFacts = createEntityFacts({ sql, embedder });
+  const writeEvents = createEventWrites({ sql, events, window, chainChecks });
 
   const timestampOr = (t: Timestamp | undefined) => (t ? timestampDate(t) : now());
-
-  async function entityResults(session: SessionRecord, query: string) {
-    const owner = { tenantId: session.tenantId, userId: session.userId };
-    const mentioned = await graphStore.mentionedIn(sql, owner, query, ENTITY_FACTS);
-    // compromise may spot a name the plain match missed (different spacing, possessive).
-    for (const e of extractEntities(query)) {
-      if (mentioned.length >= ENTITY_FACTS) break;
-      for (const found of await graphStore.mentionedIn(sql, owner, e.name, 1)) {
-        if (!mentioned.some((m) => m.id === found.id)) mentioned.push(found);
-      }
-    }
-    if (mentioned.length === 0) return [];
-    const contents = await Promise.all(
-      mentioned.map(async (entity) =>
-        describeFacts(entity, await graphStore.facts(sql, entity.id, 10)),
-      ),
-    );
-    const [queryVector, ...vectors] = await embedder.embed([query, ...contents]);
-    return mentioned.map((entity, i) => ({
-      content: contents[i],
-      similarityScore: cosineSimilarity(queryVector, vectors[i]),
-      sourceType: "entity",
-      sourceId: entity.id,
-      timestamp: timestampFromDate(entity.updatedAt),
-    }));
-  }
 
   // Annotated complete, so a missing handler is a type error; the host takes a Partial.
   const implementation: MemoryServiceImpl = {
@@ -284,11 +116,11 @@ export function createMemoryService(
         turn.push({ role: "agent" as const, content: request.agentResponse });
       // Both events or neither: a retried request never finds half a turn stored, and with an
       // idempotency key a retried request stores nothing again.
-      const { response, stored } = await storeOnce(
-        "StoreInteraction",
-        idempotencyKeyOf(context.requestHeader),
+      const { response } = await writeEvents({
+        operation: "StoreInteraction",
+        key: idempotencyKeyOf(context.requestHeader),
         session,
-        turn.map(({ role, content }) => ({
+        inputs: turn.map(({ role, content }) => ({
           sessionId: session.id,
           scope: session,
           role,
@@ -297,14 +129,8 @@ export function createMemoryService(
           metadata,
           timestamp,
         })),
-        () => ({ success: true, interactionId: "" }),
-      );
-      // Both only follow the durable insert, not each other: one cache round trip and, unless
-      // a check of the scope is already due or running, one queue round trip, in parallel.
-      // The window append never rejects (a cache failure drops the list).
-      if (stored) {
-        await Promise.all([window.appendAll(session, stored), chainChecks.request(session)]);
-      }
+        respond: () => ({ success: true, interactionId: "" }),
+      });
       return response;
     },
 
@@ -331,11 +157,11 @@ export function createMemoryService(
       }
       let outcome: { response: { success: boolean; eventId: string }; stored?: InsertedEvent[] };
       try {
-        outcome = await storeOnce(
-          "StoreEvent",
-          idempotencyKeyOf(context.requestHeader),
+        outcome = await writeEvents({
+          operation: "StoreEvent",
+          key: idempotencyKeyOf(context.requestHeader),
           session,
-          [
+          inputs: [
             {
               sessionId: session.id,
               scope: session,
@@ -347,20 +173,14 @@ export function createMemoryService(
               ...(blob ? { blobUri: blob.uri, blobMimeType: request.mimeType } : {}),
             },
           ],
-          ([first]) => ({ success: true, eventId: first.event.id }),
-        );
+          respond: ([first]) => ({ success: true, eventId: first.event.id }),
+        });
       } catch (error) {
         if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
         throw error;
       }
-      const [inserted] = outcome.stored ?? [];
-      if (!inserted) {
-        // A retry: the first request's blob is the one its event points to.
-        if (blob) await blobStore?.delete(blob.uri).catch(() => undefined);
-        return outcome.response;
-      }
-      await window.append(session, inserted.event, inserted.supersedes);
-      if (role === "user" && type === "message") await chainChecks.request(session);
+      // A retry: the first request's blob is the one its event points to.
+      if (!outcome.stored && blob) await blobStore?.delete(blob.uri).catch(() => undefined);
       return outcome.response;
     },
 
@@ -385,7 +205,7 @@ export function createMemoryService(
         window.read(session, Math.min(limit, MAX_CONTEXT_LIMIT)),
         relevant(),
       ]);
-      touch(pages);
+      chainAccess.touch(pages);
       return contextOf(stm, pages);
     },
 
@@ -406,7 +226,7 @@ export function createMemoryService(
           filter,
         }),
         // Graph facts carry no chain metadata, so no filter can match them.
-        Object.keys(filter).length === 0 ? entityResults(session, query) : [],
+        Object.keys(filter).length === 0 ? entityFacts(session, query) : [],
       ]);
       const results = pages.map((p) => ({
         content: p.content,
@@ -430,12 +250,7 @@ export function createMemoryService(
       ];
       // Heat bookkeeping reads the pages' chains: off the request path, like the write.
       const recalled = kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId);
-      if (recalled.length > 0) {
-        chainStore
-          .byIds(sql, recalled)
-          .then(touch)
-          .catch((error) => logger.warn({ err: error }, "recording chain access failed"));
-      }
+      chainAccess.touchIds(recalled);
       return { results: returned };
     },
 

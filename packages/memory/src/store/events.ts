@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createGroupCommit, type Sql, type SqlExecutor } from "@atrium/kit";
-import type { EventRole, EventType, Scope, StmEvent } from "../domain.js";
+import {
+  type EventRole,
+  type EventType,
+  joinsChains,
+  type Scope,
+  type StmEvent,
+} from "../domain.js";
 
 export interface NewEvent {
   sessionId: string;
@@ -67,7 +73,7 @@ const INSERT_COLUMNS =
 const ROW_PARAMS = 14;
 
 function rowParams(input: NewEvent, id: string, coalescedCount: number): unknown[] {
-  const chainState = input.type === "message" && input.role !== "system" ? "pending" : "skipped";
+  const chainState = joinsChains(input) ? "pending" : "skipped";
   return [
     id,
     input.sessionId,
