@@ -117,3 +117,5 @@ export {
 export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
 export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
 export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
+export { OpenAiError } from "./openai/openai-error.js";
+export { createOpenAiHttp, type OpenAiHttp, type OpenAiHttpOptions } from "./openai/openai-http.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { setTimeout as sleep } from "node:timers/promises";
+import { createOpenAiHttp, OpenAiError } from "@atrium/kit";
 import type { TokenUsage } from "../kernel/kernel-types.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
 
@@ -52,26 +52,8 @@ export interface LlmResult {
   finishReason: string | null;
 }
 
-export class LlmError extends Error {
-  /** Whether another try may succeed; set by the client. */
-  retryable = false;
-
-  constructor(
-    message: string,
-    /** HTTP status of the provider's answer, when there was one. */
-    readonly status?: number,
-    /** The provider's Retry-After, in milliseconds. */
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-    this.name = "LlmError";
-  }
-
-  /** The provider refused our key: a person has to supply credentials. */
-  get isAuthFailure(): boolean {
-    return this.status === 401 || this.status === 403;
-  }
-}
+/** The kit's OpenAI error, under the name chat's callers know (`isAuthFailure`, `retryable`). */
+export { OpenAiError as LlmError };
 
 export interface LlmClient {
   modelFor(tier: LlmTier): string;
@@ -119,7 +101,7 @@ async function readEventStream(
       try {
         onChunk(JSON.parse(data) as Record<string, unknown>);
       } catch {
-        throw new LlmError("LLM stream sent a chunk that is not JSON");
+        throw new OpenAiError("LLM stream sent a chunk that is not JSON");
       }
     }
   }
@@ -127,11 +109,14 @@ async function readEventStream(
 
 /** OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp server). */
 export function createLlmClient(config: LlmConfig): LlmClient {
-  const baseUrl = config.baseUrl.replace(/\/+$/, "");
-  const timeoutMs = config.timeoutMs ?? 120_000;
+  const http = createOpenAiHttp({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    timeoutMs: config.timeoutMs ?? 120_000,
+    retries: config.maxRetries ?? 2,
+    backoffMs: config.retryBaseMs ?? 500,
+  });
   const modelFor = (tier: LlmTier) => config.tierModels?.[tier] ?? config.model;
-  const maxRetries = config.maxRetries ?? 2;
-  const retryBaseMs = config.retryBaseMs ?? 500;
 
   /** One HTTP call, between its own llm_request and llm_response events. */
   async function once(options: LlmCallOptions, attempt: number): Promise<LlmResult> {
@@ -163,31 +148,12 @@ export function createLlmClient(config: LlmConfig): LlmClient {
         },
       };
     }
-    const signals = [AbortSignal.timeout(timeoutMs)];
-    if (options.signal) signals.push(options.signal);
     let text = "";
     let usage: TokenUsage | undefined;
     let finishReason: string | null = null;
     let answeredModel = model;
     try {
-      const response = await fetch(`${baseUrl}/chat/completions`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(config.apiKey ? { authorization: `Bearer ${config.apiKey}` } : {}),
-        },
-        body: JSON.stringify(body),
-        signal: AbortSignal.any(signals),
-      });
-      if (!response.ok) {
-        const detail = (await response.text().catch(() => "")).slice(0, 300);
-        const retryAfter = Number(response.headers.get("retry-after"));
-        throw new LlmError(
-          `LLM call failed with HTTP ${response.status}: ${detail}`,
-          response.status,
-          Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
-        );
-      }
+      const response = await http.post("/chat/completions", body, options.signal);
       if (stream && response.body) {
         await readEventStream(response.body, (chunk) => {
           if (typeof chunk.model === "string") answeredModel = chunk.model;
@@ -211,11 +177,11 @@ export function createLlmClient(config: LlmConfig): LlmClient {
       }
     } catch (error) {
       const failure =
-        error instanceof LlmError
+        error instanceof OpenAiError
           ? error
-          : new LlmError(`LLM call failed: ${(error as Error).message ?? String(error)}`);
+          : OpenAiError.fromCause("LLM call failed", error, options.signal);
       // Tokens already streamed into the trace would be repeated by a retry.
-      failure.retryable = text === "" && !options.signal?.aborted && isTransient(failure, error);
+      if (text !== "") failure.retryable = false;
       await options.trace.emit("llm_response", {
         call_id: callId,
         model,
@@ -245,30 +211,6 @@ export function createLlmClient(config: LlmConfig): LlmClient {
 
   return {
     modelFor,
-    async complete(options) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await once(options, attempt);
-        } catch (error) {
-          if (!(error instanceof LlmError) || !error.retryable || attempt > maxRetries) throw error;
-          // Exponential backoff with full jitter, or what the provider asked for.
-          const backoff = error.retryAfterMs ?? Math.random() * retryBaseMs * 2 ** (attempt - 1);
-          await sleep(Math.min(backoff, 30_000), undefined, { signal: options.signal }).catch(
-            () => {
-              throw error;
-            },
-          );
-        }
-      }
-    },
+    complete: (options) => http.retrying((attempt) => once(options, attempt), options.signal),
   };
-}
-
-/** Rate limits, server errors and network failures are worth another try; timeouts are not. */
-function isTransient(failure: LlmError, cause: unknown): boolean {
-  if (failure.status !== undefined) return failure.status === 429 || failure.status >= 500;
-  return !(
-    cause instanceof Error &&
-    (cause.name === "TimeoutError" || cause.name === "AbortError")
-  );
 }

@@ -137,7 +137,7 @@ describe("openai embedder against a loopback OpenAI-compatible server", () => {
       dimensions: 2,
       backoffMs: 1,
     });
-    await assert.rejects(embedder.embed(["x"]), /answered 400/);
+    await assert.rejects(embedder.embed(["x"]), /answered HTTP 400/);
     assert.equal(server.requests.length - before, 1);
     server.script("/v1/embeddings", { body: { data: [{ index: 0, embedding: [1, 0, 0] }] } });
     await assert.rejects(embedder.embed(["x"]), /2 numbers from model m/);

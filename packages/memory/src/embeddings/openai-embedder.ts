@@ -1,4 +1,4 @@
-import { OpenAiHttpError, type OpenAiHttpOptions, postOpenAiJson } from "../llm/openai-http.js";
+import { createOpenAiHttp, OpenAiError, type OpenAiHttpOptions } from "@atrium/kit";
 import type { Embedder } from "./embedder.js";
 import { l2Normalize } from "./vectors.js";
 
@@ -17,9 +17,10 @@ interface EmbeddingsResponse {
 /** Any OpenAI-compatible `/v1/embeddings`: OpenAI, Ollama, vLLM, TEI. */
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
   const batchSize = options.batchSize ?? 64;
+  const http = createOpenAiHttp(options);
 
   async function embedBatch(texts: string[]): Promise<number[][]> {
-    const answer = (await postOpenAiJson(options, "/embeddings", {
+    const answer = (await http.postJson("/embeddings", {
       model: options.model,
       input: texts,
       dimensions: options.dimensions,
@@ -27,7 +28,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     })) as EmbeddingsResponse;
     const data = answer.data;
     if (!Array.isArray(data) || data.length !== texts.length) {
-      throw new OpenAiHttpError(`embeddings: expected ${texts.length} vectors`);
+      throw new OpenAiError(`embeddings: expected ${texts.length} vectors`);
     }
     const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
     return ordered.map(({ embedding }) => {
@@ -36,7 +37,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         embedding.length !== options.dimensions ||
         !embedding.every((x) => typeof x === "number")
       ) {
-        throw new OpenAiHttpError(
+        throw new OpenAiError(
           `embeddings: expected vectors of ${options.dimensions} numbers from model ${options.model}`,
         );
       }

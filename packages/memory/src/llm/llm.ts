@@ -1,4 +1,4 @@
-import { OpenAiHttpError, type OpenAiHttpOptions, postOpenAiJson } from "./openai-http.js";
+import { createOpenAiHttp, OpenAiError, type OpenAiHttpOptions } from "@atrium/kit";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -27,10 +27,11 @@ interface ChatCompletionResponse {
 
 /** Any OpenAI-compatible chat completions endpoint with JSON-schema structured output. */
 export function createOpenAiLlm(options: OpenAiLlmOptions): Llm {
+  const http = createOpenAiHttp(options);
   return {
     model: options.model,
     async completeJson(messages, format) {
-      const answer = (await postOpenAiJson(options, "/chat/completions", {
+      const answer = (await http.postJson("/chat/completions", {
         model: options.model,
         messages,
         temperature: 0,
@@ -41,14 +42,14 @@ export function createOpenAiLlm(options: OpenAiLlmOptions): Llm {
       })) as ChatCompletionResponse;
       const message = answer.choices?.[0]?.message;
       if (!message?.content) {
-        throw new OpenAiHttpError(
+        throw new OpenAiError(
           `chat completion without content${message?.refusal ? ` (refusal: ${message.refusal})` : ""}`,
         );
       }
       try {
         return JSON.parse(message.content);
       } catch {
-        throw new OpenAiHttpError(`chat completion for ${format.name} is not JSON`);
+        throw new OpenAiError(`chat completion for ${format.name} is not JSON`);
       }
     },
   };
