@@ -77,6 +77,8 @@ export {
   type RequestSample,
   type Transport,
 } from "./observability/metrics.js";
+export { OpenAiError } from "./openai/openai-error.js";
+export { createOpenAiHttp, type OpenAiHttp, type OpenAiHttpOptions } from "./openai/openai-http.js";
 export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";
 export { createQueue, type QueueOptions } from "./queue/create-queue.js";
 export { createMemoryQueue } from "./queue/memory-queue.js";
@@ -117,5 +119,3 @@ export {
 export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
 export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
 export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
-export { OpenAiError } from "./openai/openai-error.js";
-export { createOpenAiHttp, type OpenAiHttp, type OpenAiHttpOptions } from "./openai/openai-http.js";
