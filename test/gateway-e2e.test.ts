@@ -2,6 +2,11 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import { type BrokerService, startBrokerService } from "@atrium/broker";
+import {
+  startTestOidcProvider,
+  type TestOidcProvider,
+  testBrokerEnv,
+} from "@atrium/broker/testing";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import {
@@ -11,11 +16,6 @@ import {
   type TestPostgres,
 } from "@atrium/kit/testing";
 import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
-import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
-import {
-  startTestOidcProvider,
-  type TestOidcProvider,
-} from "../packages/broker/src/testing/test-oidc-provider.js";
 import { type ProtectedResource, startProtectedResource } from "./gateway-e2e-harness.js";
 import { freePort, startTcpProxy, type TcpProxy } from "./gateway-tcp-proxy.js";
 

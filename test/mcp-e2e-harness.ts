@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { type BrokerService, startBrokerService } from "@atrium/broker";
+import { testBrokerEnv } from "@atrium/broker/testing";
 import { type ChatKernel, createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
 import { createLogger, createMemoryCache } from "@atrium/kit";
@@ -13,7 +14,6 @@ import { createTestPostgres, type TestPostgres } from "@atrium/kit/testing";
 import { keyDigest } from "@atrium/mcp";
 import { createGatewayClient, type GatewayClient } from "@atrium/sdk";
 import Fastify, { type FastifyInstance } from "fastify";
-import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
 import { startTestService, type TestService } from "./memory-service-harness.js";
 
 /**

@@ -5,14 +5,14 @@ import { after, before, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
 import { ConnectionRevokedError, createGatewayClient } from "@atrium/sdk";
 import { createCredentialInterceptor } from "@atrium/sdk/grpc";
-import { Code, ConnectError, createClient } from "@connectrpc/connect";
-import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
-import { EchoService } from "../packages/sdk/src/testing/echo-service.js";
 import {
+  EchoService,
   type LoopbackServer,
   sendJson,
   startLoopbackServer,
-} from "../packages/sdk/src/testing/loopback-server.js";
+} from "@atrium/sdk/testing";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { connectNodeAdapter, createGrpcTransport } from "@connectrpc/connect-node";
 
 /**
  * The SDK's Connect interceptor against a real gRPC server on loopback that accepts only the

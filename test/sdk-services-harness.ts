@@ -10,13 +10,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startBrokerService } from "@atrium/broker";
+import { startTestOidcProvider, testBrokerEnv } from "@atrium/broker/testing";
 import { type ChatKernel, createChatRouter, createTraceBus } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger, createMemoryCache, createPgliteSql } from "@atrium/kit";
 import { startMemoryService } from "@atrium/memory";
 import Fastify from "fastify";
-import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
-import { startTestOidcProvider } from "../packages/broker/src/testing/test-oidc-provider.js";
 import { startProtectedResource } from "./gateway-e2e-harness.js";
 import { freePort, startTcpProxy } from "./gateway-tcp-proxy.js";
 

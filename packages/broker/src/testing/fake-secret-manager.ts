@@ -9,6 +9,10 @@ export interface FakeSecretManager {
   secrets: Map<string, Buffer[]>;
   /** RPC names in call order. */
   calls: string[];
+  /** The version names AccessSecretVersion was asked for, in order. */
+  accessed: string[];
+  /** `host:port`, as a client's endpoint setting takes it. */
+  endpoint: string;
   close(): Promise<void>;
 }
 
@@ -41,6 +45,7 @@ export async function startFakeSecretManager(): Promise<FakeSecretManager> {
   };
   const secrets = new Map<string, Buffer[]>();
   const calls: string[] = [];
+  const accessed: string[] = [];
   const notFound = (what: string) => ({
     code: grpc.status.NOT_FOUND,
     details: `${what} not found`,
@@ -64,10 +69,13 @@ export async function startFakeSecretManager(): Promise<FakeSecretManager> {
     },
     AccessSecretVersion(call: Call, done: Callback) {
       calls.push("AccessSecretVersion");
-      const match = /^(.*)\/versions\/(\d+)$/.exec(String(call.request.name));
-      const data = match ? secrets.get(match[1])?.[Number(match[2]) - 1] : undefined;
-      if (!data) return done(notFound("version"));
-      done(null, { name: call.request.name, payload: { data } });
+      accessed.push(String(call.request.name));
+      const match = /^(.*)\/versions\/(\d+|latest)$/.exec(String(call.request.name));
+      const versions = match ? secrets.get(match[1]) : undefined;
+      const number = match?.[2] === "latest" ? (versions?.length ?? 0) : Number(match?.[2]);
+      const data = versions?.[number - 1];
+      if (!match || !data) return done(notFound(String(call.request.name)));
+      done(null, { name: `${match[1]}/versions/${number}`, payload: { data } });
     },
     DeleteSecret(call: Call, done: Callback) {
       calls.push("DeleteSecret");
@@ -88,8 +96,10 @@ export async function startFakeSecretManager(): Promise<FakeSecretManager> {
   );
   return {
     port,
+    endpoint: `127.0.0.1:${port}`,
     secrets,
     calls,
+    accessed,
     close: () =>
       new Promise<void>((resolve) => {
         server.tryShutdown(() => resolve());

@@ -4,15 +4,17 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { type FakeSecretManager, startFakeSecretManager } from "@atrium/broker/testing";
 import { runAtriumctl } from "../testing/run-cli.js";
-import { type SecretManagerStub, startSecretManagerStub } from "../testing/secret-manager-stub.js";
 
 describe("gcpsm secret source against a local Secret Manager gRPC server", () => {
-  let stub: SecretManagerStub;
+  let stub: FakeSecretManager;
   let file: string;
   before(async () => {
-    stub = await startSecretManagerStub();
-    stub.secrets.set("projects/proj/secrets/atrium-client-secret", "from-secret-manager");
+    stub = await startFakeSecretManager();
+    stub.secrets.set("projects/proj/secrets/atrium-client-secret", [
+      Buffer.from("from-secret-manager"),
+    ]);
     const dir = await mkdtemp(join(tmpdir(), "atriumctl-gcpsm-"));
     file = join(dir, "m.yaml");
     await writeFile(

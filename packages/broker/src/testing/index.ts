@@ -1,0 +1,7 @@
+export { type FakeSecretManager, startFakeSecretManager } from "./fake-secret-manager.js";
+export { startTestBroker, type TestBroker, testBrokerEnv } from "./test-broker.js";
+export {
+  startTestOidcProvider,
+  type TestOidcProvider,
+  type TestOidcProviderOptions,
+} from "./test-oidc-provider.js";
