@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { gatewayV1 } from "@atrium/api";
 import {
   ConfigError,
+  createApiKeySet,
   createLogger,
   createServiceHost,
   type Env,
@@ -10,7 +11,6 @@ import {
 } from "@atrium/kit";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { createApiKeyStore } from "./access/api-key-store.js";
 import { createCorsPolicy } from "./access/cors.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
@@ -47,7 +47,7 @@ export async function startGatewayService(
   // Only for OAuth callers of /mcp: their in-process SDK client needs a key for /v1 (see
   // McpRouteOptions.internalKey). Random per process, held only in memory.
   const internalKey = config.mcp?.oauth ? randomBytes(32).toString("base64url") : undefined;
-  const keys = createApiKeyStore({
+  const keys = createApiKeySet({
     keys: internalKey ? [...config.apiKeys, internalKey] : config.apiKeys,
     files: config.apiKeyFiles,
     reloadMs: config.apiKeyReloadMs,

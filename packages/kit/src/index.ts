@@ -1,6 +1,15 @@
 export { isAllowedReturnUrl } from "./access/return-url.js";
 export { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./auth/api-key.js";
 export {
+  type ApiKeySet,
+  type ApiKeySetOptions,
+  apiKeyAuthenticator,
+  apiKeyRejection,
+  createApiKeySet,
+  type KeyVerdict,
+  parseKeyFile,
+} from "./auth/api-key-set.js";
+export {
   type AuthConfig,
   authConfigFromEnv,
   authEnvNames,
@@ -49,12 +58,14 @@ export {
 } from "./cache/redis-state.js";
 export {
   envBoolean,
+  envCidrList,
   envDuration,
   envInteger,
   envPort,
   envString,
   envUrl,
   parseDuration,
+  splitEnvList,
 } from "./config/env-values.js";
 export { ConfigError, type Env, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";

@@ -3,7 +3,9 @@ import { fileURLToPath } from "node:url";
 import { brokerV1 } from "@atrium/api";
 import {
   AtriumError,
+  apiKeyAuthenticator,
   Code,
+  createApiKeySet,
   createLogger,
   createServiceHost,
   createSql,
@@ -13,7 +15,6 @@ import {
   shutdownGraceMs,
 } from "@atrium/kit";
 import { credentials } from "@grpc/grpc-js";
-import { createApiKeySet } from "../access/api-key-set.js";
 import type { BrokerContext } from "../broker-context.js";
 import { type BrokerConfig, loadBrokerConfig } from "../config/broker-config.js";
 import { createConnectionService } from "../connections/connection-service.js";
@@ -145,6 +146,7 @@ async function start(
   });
   try {
     await apiKeys.load();
+    if (apiKeys.size() === 0) throw new Error("no API key configured");
   } catch (error) {
     throw new AtriumError(
       Code.FailedPrecondition,
@@ -166,7 +168,7 @@ async function start(
         implementation: createBrokerHandlers({ ctx, connections, saml }),
       },
     ],
-    authenticator: apiKeys,
+    authenticator: apiKeyAuthenticator(apiKeys, Code.Unauthenticated),
     allowedCidrs: config.allowedCidrs,
     trustedProxies: config.trustedProxies,
     healthChecks: { database: () => sql.ping() },

@@ -1,36 +1,41 @@
-import { AtriumError, Code } from "@atrium/kit";
+import { gatewayV1 } from "@atrium/api";
+import {
+  type ApiKeySet,
+  apiKeyRejection,
+  Code,
+  type KeyVerdict,
+  readHttpBindings,
+} from "@atrium/kit";
 import type { DescService } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { ApiKeyStore, KeyVerdict } from "./api-key-store.js";
 
-/** Reachable without a key: the OAuth redirect (a browser) and static capture (a form). */
+/**
+ * Reachable without a key (the spec's exempt routes): the OAuth redirect (a browser) and static
+ * capture (a form). Named once, as RPCs; their REST paths come from the proto's http rules.
+ */
 export const exemptMethods = new Set([
   "CompleteAuthorization",
   "GetCaptureSchema",
   "CaptureCredential",
 ]);
 
-/** The same exemptions as REST paths, plus the probes. */
+/** The exempt RPCs' REST paths, plus the probes. */
 export const exemptPaths = new Set([
   "/health",
   "/metrics",
-  "/auth/callback",
-  "/v1/capture-schema",
-  "/v1/capture-credential",
+  ...gatewayV1.GatewayService.methods
+    .filter((method) => exemptMethods.has(method.name))
+    .flatMap((method) => readHttpBindings(method).map((binding) => binding.path)),
 ]);
 
-/** Missing 401, wrong 403; undefined when the key is accepted. */
-export function keyRejection(verdict: KeyVerdict): AtriumError | undefined {
-  if (verdict === "ok") return undefined;
-  return verdict === "missing"
-    ? new AtriumError(Code.Unauthenticated, "X-API-Key is required")
-    : new AtriumError(Code.PermissionDenied, "X-API-Key is not valid");
-}
+/** The gateway's contract: missing 401, wrong 403; undefined when the key is accepted. */
+export const keyRejection = (verdict: KeyVerdict) =>
+  apiKeyRejection(verdict, Code.PermissionDenied);
 
 type Handler = (request: never, context: HandlerContext) => unknown;
 
 export interface KeyGuardOptions {
-  keys: ApiKeyStore;
+  keys: ApiKeySet;
   onRejected: (method: string, verdict: KeyVerdict) => void;
 }
 

@@ -3,13 +3,14 @@ import {
   ConfigError,
   type Env,
   envBoolean,
+  envCidrList,
   envDuration,
   envInteger,
   envPort,
   envString,
   envUrl,
   loadConfig,
-  parseCidrList,
+  splitEnvList,
 } from "@atrium/kit";
 import { z } from "zod";
 
@@ -58,22 +59,6 @@ export interface McpOAuthConfig {
   resource: string;
 }
 
-/** Lists are separated by commas or newlines (a key file may hold one key per line). */
-export const splitList = (value: string | undefined) =>
-  (value ?? "")
-    .split(/[,\n]/)
-    .map((item) => item.trim())
-    .filter(Boolean);
-
-const cidrList = z.string().transform((value, ctx) => {
-  try {
-    return parseCidrList(splitList(value));
-  } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
-    return z.NEVER;
-  }
-});
-
 const schema = z.object({
   GATEWAY_HOST: z.string().default("0.0.0.0"),
   GATEWAY_REST_PORT: envPort().default(8082),
@@ -87,8 +72,8 @@ const schema = z.object({
   GATEWAY_API_KEY_FILE: z.string().optional(),
   GATEWAY_API_KEYS_FILE: z.string().optional(),
   GATEWAY_API_KEY_RELOAD_INTERVAL: envDuration().default(30_000),
-  ALLOWED_CIDRS: cidrList.optional(),
-  TRUSTED_PROXIES: cidrList.optional(),
+  ALLOWED_CIDRS: envCidrList().optional(),
+  TRUSTED_PROXIES: envCidrList().optional(),
   ALLOWED_RETURN_DOMAINS: z.string().optional(),
   CORS_ALLOWED_ORIGINS: z.string().optional(),
   GATEWAY_PUBLIC_URL: envUrl({ protocols: ["http", "https"] }).optional(),
@@ -186,14 +171,14 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
     brokerApiKey: values.BROKER_API_KEY,
     brokerTimeoutMs: values.BROKER_TIMEOUT,
     requireApiKey: values.GATEWAY_REQUIRE_API_KEY,
-    apiKeys: splitList(values.GATEWAY_API_KEYS),
+    apiKeys: splitEnvList(values.GATEWAY_API_KEYS),
     apiKeyFiles,
     apiKeyReloadMs: values.GATEWAY_API_KEY_RELOAD_INTERVAL,
     allowedCidrs: values.ALLOWED_CIDRS ?? [],
     trustedProxies: values.TRUSTED_PROXIES ?? [],
-    allowedReturnDomains: splitList(values.ALLOWED_RETURN_DOMAINS).map((d) => d.toLowerCase()),
+    allowedReturnDomains: splitEnvList(values.ALLOWED_RETURN_DOMAINS).map((d) => d.toLowerCase()),
     corsAllowedOrigins: values.CORS_ALLOWED_ORIGINS
-      ? splitList(values.CORS_ALLOWED_ORIGINS)
+      ? splitEnvList(values.CORS_ALLOWED_ORIGINS)
       : undefined,
     publicUrl: values.GATEWAY_PUBLIC_URL?.toString().replace(/\/$/, ""),
     mcp: mcpConfig(values),

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { AtriumError, Code, type Logger, requestCallerAddress } from "@atrium/kit";
+import { AtriumError, Code, type KeyVerdict, type Logger, requestCallerAddress } from "@atrium/kit";
 import {
   createMcpHttpHandler,
   createMemorySessions,
@@ -11,7 +11,7 @@ import {
 } from "@atrium/mcp";
 import { createChatClient, createGatewayClient, createMemoryClient, sdkVersion } from "@atrium/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { KeyVerdict } from "../access/api-key-store.js";
+import { keyRejection } from "../access/key-guard.js";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { McpConfig } from "../config/gateway-config.js";
 import { inProcessBaseUrl, inProcessFetch } from "./in-process-fetch.js";
@@ -147,9 +147,8 @@ export function configureMcpRoute(
           oauth.challenge(),
         );
       }
-      if (verdict === "wrong") {
-        throw reject(new AtriumError(Code.PermissionDenied, "X-API-Key is not valid"), "api_key");
-      }
+      const rejection = keyRejection(verdict);
+      if (rejection) throw reject(rejection, "api_key");
     }
     const scope = key ? scopes.forKey(key) : undefined;
     if (!key || !scope) {

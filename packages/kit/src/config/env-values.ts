@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseCidrList } from "../server/cidr.js";
 
 /**
  * Schemas for single environment variables. Their messages complete a sentence that starts with
@@ -99,5 +100,24 @@ export function envString(options: { minLength?: number } = {}) {
   const { minLength = 1 } = options;
   return z.string().refine((value) => value.length >= minLength, {
     message: `must be at least ${minLength} characters long`,
+  });
+}
+
+/** Lists are separated by commas or newlines (a key file may hold one key per line). */
+export const splitEnvList = (value: string | undefined): string[] =>
+  (value ?? "")
+    .split(/[,\n]/)
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+/** A list of CIDR ranges (`10.0.0.0/8, ::1/128`). */
+export function envCidrList() {
+  return z.string().transform((value, ctx) => {
+    try {
+      return parseCidrList(splitEnvList(value));
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
   });
 }

@@ -1,0 +1,116 @@
+import { readFile, stat } from "node:fs/promises";
+import { splitEnvList } from "../config/env-values.js";
+import { AtriumError, Code } from "../errors.js";
+import { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./api-key.js";
+import type { Authenticator } from "./identity.js";
+
+export interface ApiKeySetOptions {
+  /** Keys from the environment; never reloaded. */
+  keys: string[];
+  /** Files of keys, one per line or comma-separated, `#` starting a comment. */
+  files: string[];
+  /** How often the files are looked at; a file is re-read when its modification time changed. */
+  reloadMs: number;
+  /** A file that cannot be re-read keeps its previous keys; the caller logs why. */
+  onReloadError?: (file: string, error: unknown) => void;
+}
+
+/** What a presented key is: absent (or blank), one of the set, or not. */
+export type KeyVerdict = "ok" | "missing" | "wrong";
+
+export interface ApiKeySet {
+  /** First read of the files; throws when one cannot be read, so start-up fails loudly. */
+  load(): Promise<void>;
+  /** Starts looking at the files every `reloadMs` (no-op without files). */
+  start(): void;
+  stop(): void;
+  size(): number;
+  check(presented: string | null | undefined): KeyVerdict;
+}
+
+export function parseKeyFile(text: string): string[] {
+  return splitEnvList(text.replace(/#.*$/gm, ""));
+}
+
+/**
+ * The one API-key set of the platform (the broker's and the gateway's inbound keys): several
+ * keys, file-backed ones rotated without a restart, compared by digest in constant time.
+ */
+export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
+  const fromEnv = options.keys.map(apiKeyDigest);
+  const fromFiles = new Map<string, { mtimeMs: number; digests: Buffer[] }>();
+  let digests: Buffer[] = fromEnv;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function read(file: string, force: boolean): Promise<void> {
+    const { mtimeMs } = await stat(file);
+    if (!force && fromFiles.get(file)?.mtimeMs === mtimeMs) return;
+    const keys = parseKeyFile(await readFile(file, "utf8"));
+    fromFiles.set(file, { mtimeMs, digests: keys.map(apiKeyDigest) });
+  }
+
+  const collect = () => {
+    const next = [...fromEnv, ...[...fromFiles.values()].flatMap((f) => f.digests)];
+    // A reload that would leave no key at all (a file caught empty mid-write) keeps the last ones.
+    if (next.length > 0 || digests.length === 0) digests = next;
+  };
+
+  async function reload(): Promise<void> {
+    for (const file of options.files) {
+      // Keep the last good keys: a half-written or vanished file must not lock everyone out.
+      await read(file, false).catch((error) => options.onReloadError?.(file, error));
+    }
+    collect();
+  }
+
+  return {
+    async load() {
+      for (const file of options.files) await read(file, true);
+      collect();
+    },
+    start() {
+      if (options.files.length === 0 || timer) return;
+      timer = setInterval(() => void reload(), options.reloadMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+    },
+    size: () => digests.length,
+    check(presented) {
+      const key = normalizeApiKey(presented);
+      if (!key) return "missing";
+      return matchesApiKey(key, digests) ? "ok" : "wrong";
+    },
+  };
+}
+
+/**
+ * The answer to a refused key, decided here for every service: a missing key is 401
+ * Unauthenticated everywhere; a wrong key is 401 on the broker and the memory service and 403
+ * PermissionDenied on the gateway, as their contracts say (`wrongKey`). Undefined when accepted.
+ */
+export function apiKeyRejection(
+  verdict: KeyVerdict,
+  wrongKey: Code.Unauthenticated | Code.PermissionDenied,
+): AtriumError | undefined {
+  if (verdict === "ok") return undefined;
+  return verdict === "missing"
+    ? new AtriumError(Code.Unauthenticated, "X-API-Key is required")
+    : new AtriumError(wrongKey, "X-API-Key is not valid");
+}
+
+/** A host authenticator that checks `X-API-Key` against a set, on REST and gRPC alike. */
+export function apiKeyAuthenticator(
+  keys: ApiKeySet,
+  wrongKey: Code.Unauthenticated | Code.PermissionDenied,
+): Authenticator {
+  return {
+    async authenticate(request) {
+      const rejection = apiKeyRejection(keys.check(request.headers.get("x-api-key")), wrongKey);
+      if (rejection) throw rejection;
+      return undefined;
+    },
+  };
+}
