@@ -1,4 +1,3 @@
-export { BrokerConfigError } from "./config/broker-config.js";
 export { type Credential, sealCredential } from "./connections/connection-record.js";
 export {
   AUTH_TYPES,

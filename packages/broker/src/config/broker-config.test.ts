@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { describe, it } from "node:test";
-import { BrokerConfigError, loadBrokerConfig } from "./broker-config.js";
+import { ConfigError } from "@atrium/kit";
+import { loadBrokerConfig } from "./broker-config.js";
 
 describe("loadBrokerConfig", () => {
   const key = randomBytes(32);
@@ -23,21 +24,33 @@ describe("loadBrokerConfig", () => {
 
   it("names the missing or malformed variable without echoing key material", () => {
     const cases: [Record<string, string>, RegExp][] = [
-      [{ ...base, ENCRYPTION_KEY: "" }, /^ENCRYPTION_KEY is required/],
-      [{ ...base, ENCRYPTION_KEY: "c2hvcnQta2V5" }, /^ENCRYPTION_KEY must be 32 bytes/],
-      [{ ...base, STATE_KEY: "" }, /^STATE_KEY is required/],
-      [{ ...base, STATE_KEY: "too-short-state-key" }, /^STATE_KEY must be at least 32/],
-      [{ ...base, API_KEYS: "" }, /^API_KEYS is required/],
-      [{ ...base, SECRET_BACKEND: "vault" }, /^SECRET_BACKEND must be internal or gcp/],
-      [{ ...base, SECRET_BACKEND: "gcp" }, /^GCP_PROJECT is required/],
-      [{ ...base, ALLOWED_CIDRS: "10.0.0.0/99" }, /^ALLOWED_CIDRS: /],
-      [{ ...base, BROKER_REST_PORT: "http" }, /^BROKER_REST_PORT must be an integer/],
+      [{ ...base, ENCRYPTION_KEY: "" }, /^invalid configuration: ENCRYPTION_KEY is required/],
+      [
+        { ...base, ENCRYPTION_KEY: "c2hvcnQta2V5" },
+        /^invalid configuration: ENCRYPTION_KEY must be 32 bytes/,
+      ],
+      [{ ...base, STATE_KEY: "" }, /^invalid configuration: STATE_KEY is required/],
+      [
+        { ...base, STATE_KEY: "too-short-state-key" },
+        /^invalid configuration: STATE_KEY must be at least 32/,
+      ],
+      [{ ...base, API_KEYS: "" }, /^invalid configuration: API_KEYS is required/],
+      [
+        { ...base, SECRET_BACKEND: "vault" },
+        /^invalid configuration: SECRET_BACKEND must be internal or gcp/,
+      ],
+      [{ ...base, SECRET_BACKEND: "gcp" }, /^invalid configuration: GCP_PROJECT is required/],
+      [{ ...base, ALLOWED_CIDRS: "10.0.0.0/99" }, /^invalid configuration: ALLOWED_CIDRS /],
+      [
+        { ...base, BROKER_REST_PORT: "http" },
+        /^invalid configuration: BROKER_REST_PORT must be a port number/,
+      ],
     ];
     for (const [env, message] of cases) {
       assert.throws(
         () => loadBrokerConfig(env),
         (error: Error) => {
-          assert.ok(error instanceof BrokerConfigError);
+          assert.ok(error instanceof ConfigError);
           assert.match(error.message, message);
           assert.equal(error.message.split("\n").length, 1);
           for (const secret of [env.ENCRYPTION_KEY, env.STATE_KEY]) {

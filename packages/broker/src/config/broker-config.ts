@@ -1,13 +1,17 @@
-import { type Cidr, parseCidrList } from "@atrium/kit";
+import {
+  type Cidr,
+  ConfigError,
+  type Env,
+  envBoolean,
+  envCidrList,
+  envInteger,
+  envPort,
+  envString,
+  loadConfig,
+  splitEnvList,
+} from "@atrium/kit";
+import { z } from "zod";
 import { decodeKey } from "../vault/key-material.js";
-
-/** One line naming the variable; never the value of a secret. */
-export class BrokerConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "BrokerConfigError";
-  }
-}
 
 export interface BrokerConfig {
   host: string;
@@ -45,117 +49,132 @@ export interface BrokerConfig {
   refreshLoop: boolean;
 }
 
-type Env = Record<string, string | undefined>;
-
-const list = (value: string | undefined) =>
-  (value ?? "")
-    .split(/[,\n]/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-function integer(env: Env, name: string, fallback: number, min = 0, max = 2 ** 31): number {
-  const raw = env[name]?.trim();
-  if (!raw) return fallback;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new BrokerConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-  }
-  return value;
-}
-
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (!raw) return fallback;
-  if (["true", "1"].includes(raw)) return true;
-  if (["false", "0"].includes(raw)) return false;
-  throw new BrokerConfigError(`${name} must be true or false (got "${raw}")`);
-}
-
-function key(env: Env, name: string): Buffer {
-  const raw = env[name];
-  if (!raw?.trim()) throw new BrokerConfigError(`${name} is required (32 bytes, base64 or hex)`);
-  const decoded = decodeKey(raw);
-  if (!decoded) throw new BrokerConfigError(`${name} must be 32 bytes encoded as base64 or hex`);
-  return decoded;
-}
-
-/** Reads the broker's environment; throws BrokerConfigError for the first problem found. */
-export function loadBrokerConfig(env: Env): BrokerConfig {
-  const encryptionKey = key(env, "ENCRYPTION_KEY");
-  const previousEncryptionKeys = list(env.ENCRYPTION_KEY_PREVIOUS).map((value, i) => {
+/** A 32-byte key, base64 or hex; its value is never echoed. */
+const envKey = () =>
+  z.string().transform((value, ctx) => {
     const decoded = decodeKey(value);
     if (!decoded) {
-      throw new BrokerConfigError(
-        `ENCRYPTION_KEY_PREVIOUS entry ${i + 1} must be 32 bytes, base64 or hex`,
-      );
+      ctx.addIssue({ code: "custom", message: "must be 32 bytes encoded as base64 or hex" });
+      return z.NEVER;
     }
     return decoded;
   });
-  const stateKey = env.STATE_KEY?.trim() ?? "";
-  if (!stateKey) throw new BrokerConfigError("STATE_KEY is required (at least 32 characters)");
-  if (stateKey.length < 32) throw new BrokerConfigError("STATE_KEY must be at least 32 characters");
 
-  const apiKeys = [...list(env.API_KEYS), ...list(env.API_KEY)];
-  const apiKeyFiles = [env.API_KEY_FILE, env.API_KEYS_FILE].filter((f): f is string =>
-    Boolean(f?.trim()),
+/** Comma- or newline-separated 32-byte keys (the ones before a rotation). */
+const envKeyList = () =>
+  z.string().transform((value, ctx) => {
+    const keys: Buffer[] = [];
+    for (const [i, entry] of splitEnvList(value).entries()) {
+      const decoded = decodeKey(entry);
+      if (!decoded) {
+        ctx.addIssue({ code: "custom", message: `entry ${i + 1} must be 32 bytes, base64 or hex` });
+        return z.NEVER;
+      }
+      keys.push(decoded);
+    }
+    return keys;
+  });
+
+const seconds = (fallback: number, min = 1) => envInteger({ min, max: 2 ** 31 }).default(fallback);
+
+const schema = z.object({
+  ENCRYPTION_KEY: envKey().optional(),
+  ENCRYPTION_KEY_PREVIOUS: envKeyList().default([]),
+  STATE_KEY: envString({ minLength: 32 }).optional(),
+  API_KEYS: z.string().optional(),
+  API_KEY: z.string().optional(),
+  API_KEY_FILE: envString().optional(),
+  API_KEYS_FILE: envString().optional(),
+  API_KEY_RELOAD_INTERVAL_MS: seconds(5_000, 100),
+  BROKER_HOST: z.string().default("0.0.0.0"),
+  BROKER_REST_PORT: envPort().default(8081),
+  BROKER_GRPC_PORT: envPort().default(9091),
+  BROKER_GRPC_ENABLED: envBoolean().default(true),
+  ALLOWED_CIDRS: envCidrList().default([]),
+  TRUSTED_PROXIES: envCidrList().default([]),
+  DATABASE_URL: z.string().optional(),
+  ATRIUM_DATA_DIR: z.string().default("./data"),
+  AUTO_MIGRATE: envBoolean().default(true),
+  MIGRATIONS_DIR: z.string().optional(),
+  SECRET_BACKEND: z
+    .enum(["internal", "gcp"], { error: "must be internal or gcp" })
+    .default("internal"),
+  SECRET_PREFIX: z.string().default("atrium-broker"),
+  GCP_PROJECT: z.string().optional(),
+  GOOGLE_CLOUD_PROJECT: z.string().optional(),
+  SECRET_MANAGER_ENDPOINT: z.string().optional(),
+  OAUTH_REDIRECT_URI: z.string().default("http://localhost:8082/auth/callback"),
+  SAML_ACS_URL: z.string().default("http://localhost:8081/saml/acs"),
+  ALLOWED_RETURN_DOMAINS: z.string().optional(),
+  DEFAULT_TOKEN_LIFETIME_SECONDS: seconds(3600),
+  REFRESH_SKEW_SECONDS: seconds(300, 0),
+  REFRESH_INTERVAL_MS: seconds(15_000, 10),
+  REFRESH_BATCH_SIZE: envInteger({ min: 1, max: 10_000 }).default(100),
+  REFRESH_CONCURRENCY: envInteger({ min: 1, max: 1_000 }).default(8),
+  REFRESH_LEASE_SECONDS: seconds(60),
+  REVOCATION_TIMEOUT_MS: seconds(5_000),
+  REVOCATION_TEARDOWN_TIMEOUT_MS: seconds(5_000),
+  MAX_REFRESH_FAILURES: seconds(10),
+  STATE_TTL_SECONDS: seconds(600),
+  REFRESH_LOOP: envBoolean().default(true),
+});
+
+const required = (message: string) => new ConfigError(`invalid configuration: ${message}`);
+
+/** Reads the broker's environment; throws ConfigError naming the first bad variable. */
+export function loadBrokerConfig(env: Env): BrokerConfig {
+  const values = loadConfig(schema, env);
+  // Checked here rather than in the schema, so that each says what it is for.
+  if (values.ENCRYPTION_KEY === undefined) {
+    throw required("ENCRYPTION_KEY is required (32 bytes, base64 or hex)");
+  }
+  if (values.STATE_KEY === undefined) {
+    throw required("STATE_KEY is required (at least 32 characters)");
+  }
+  const apiKeys = [...splitEnvList(values.API_KEYS), ...splitEnvList(values.API_KEY)];
+  const apiKeyFiles = [values.API_KEY_FILE, values.API_KEYS_FILE].filter(
+    (file): file is string => file !== undefined,
   );
   if (apiKeys.length === 0 && apiKeyFiles.length === 0) {
-    throw new BrokerConfigError("API_KEYS is required (or API_KEY, API_KEY_FILE, API_KEYS_FILE)");
+    throw required("API_KEYS is required (or API_KEY, API_KEY_FILE, API_KEYS_FILE)");
   }
-
-  const secretBackend = (env.SECRET_BACKEND?.trim() || "internal") as BrokerConfig["secretBackend"];
-  if (secretBackend !== "internal" && secretBackend !== "gcp") {
-    throw new BrokerConfigError(
-      `SECRET_BACKEND must be internal or gcp (got "${env.SECRET_BACKEND}")`,
-    );
+  const gcpProject = values.GCP_PROJECT ?? values.GOOGLE_CLOUD_PROJECT;
+  if (values.SECRET_BACKEND === "gcp" && !gcpProject) {
+    throw required("GCP_PROJECT is required when SECRET_BACKEND=gcp");
   }
-  const gcpProject = env.GCP_PROJECT?.trim() || env.GOOGLE_CLOUD_PROJECT?.trim() || undefined;
-  if (secretBackend === "gcp" && !gcpProject) {
-    throw new BrokerConfigError("GCP_PROJECT is required when SECRET_BACKEND=gcp");
-  }
-
-  const cidrs = (name: string) => {
-    try {
-      return parseCidrList(list(env[name]));
-    } catch (error) {
-      throw new BrokerConfigError(`${name}: ${(error as Error).message}`);
-    }
-  };
-
-  const grpcPort = integer(env, "BROKER_GRPC_PORT", 9091, 0, 65535);
   return {
-    host: env.BROKER_HOST?.trim() || "0.0.0.0",
-    restPort: integer(env, "BROKER_REST_PORT", 8081, 0, 65535),
-    grpcPort: boolean(env, "BROKER_GRPC_ENABLED", true) ? grpcPort : undefined,
-    encryptionKey,
-    previousEncryptionKeys,
-    stateKey,
+    host: values.BROKER_HOST.trim(),
+    restPort: values.BROKER_REST_PORT,
+    grpcPort: values.BROKER_GRPC_ENABLED ? values.BROKER_GRPC_PORT : undefined,
+    encryptionKey: values.ENCRYPTION_KEY,
+    previousEncryptionKeys: values.ENCRYPTION_KEY_PREVIOUS,
+    stateKey: values.STATE_KEY.trim(),
     apiKeys,
     apiKeyFiles,
-    apiKeyReloadMs: integer(env, "API_KEY_RELOAD_INTERVAL_MS", 5_000, 100),
-    allowedCidrs: cidrs("ALLOWED_CIDRS"),
-    trustedProxies: cidrs("TRUSTED_PROXIES"),
-    databaseUrl: env.DATABASE_URL?.trim() || undefined,
-    dataDir: env.ATRIUM_DATA_DIR?.trim() || "./data",
-    autoMigrate: boolean(env, "AUTO_MIGRATE", true),
-    migrationsDir: env.MIGRATIONS_DIR?.trim() || undefined,
-    secretBackend,
-    secretPrefix: env.SECRET_PREFIX?.trim() || "atrium-broker",
-    gcpProject,
-    secretManagerEndpoint: env.SECRET_MANAGER_ENDPOINT?.trim() || undefined,
-    oauthRedirectUri: env.OAUTH_REDIRECT_URI?.trim() || "http://localhost:8082/auth/callback",
-    samlAcsUrl: env.SAML_ACS_URL?.trim() || "http://localhost:8081/saml/acs",
-    allowedReturnDomains: list(env.ALLOWED_RETURN_DOMAINS),
-    defaultTokenLifetimeSeconds: integer(env, "DEFAULT_TOKEN_LIFETIME_SECONDS", 3600, 1),
-    refreshSkewSeconds: integer(env, "REFRESH_SKEW_SECONDS", 300),
-    refreshIntervalMs: integer(env, "REFRESH_INTERVAL_MS", 15_000, 10),
-    refreshBatchSize: integer(env, "REFRESH_BATCH_SIZE", 100, 1, 10_000),
-    refreshConcurrency: integer(env, "REFRESH_CONCURRENCY", 8, 1, 1_000),
-    leaseSeconds: integer(env, "REFRESH_LEASE_SECONDS", 60, 1),
-    revocationTimeoutMs: integer(env, "REVOCATION_TIMEOUT_MS", 5_000, 1),
-    teardownTimeoutMs: integer(env, "REVOCATION_TEARDOWN_TIMEOUT_MS", 5_000, 1),
-    maxRefreshFailures: integer(env, "MAX_REFRESH_FAILURES", 10, 1),
-    stateTtlSeconds: integer(env, "STATE_TTL_SECONDS", 600, 1),
-    refreshLoop: boolean(env, "REFRESH_LOOP", true),
+    apiKeyReloadMs: values.API_KEY_RELOAD_INTERVAL_MS,
+    allowedCidrs: values.ALLOWED_CIDRS,
+    trustedProxies: values.TRUSTED_PROXIES,
+    databaseUrl: values.DATABASE_URL?.trim(),
+    dataDir: values.ATRIUM_DATA_DIR.trim(),
+    autoMigrate: values.AUTO_MIGRATE,
+    migrationsDir: values.MIGRATIONS_DIR?.trim(),
+    secretBackend: values.SECRET_BACKEND,
+    secretPrefix: values.SECRET_PREFIX.trim(),
+    gcpProject: gcpProject?.trim(),
+    secretManagerEndpoint: values.SECRET_MANAGER_ENDPOINT?.trim(),
+    oauthRedirectUri: values.OAUTH_REDIRECT_URI.trim(),
+    samlAcsUrl: values.SAML_ACS_URL.trim(),
+    allowedReturnDomains: splitEnvList(values.ALLOWED_RETURN_DOMAINS),
+    defaultTokenLifetimeSeconds: values.DEFAULT_TOKEN_LIFETIME_SECONDS,
+    refreshSkewSeconds: values.REFRESH_SKEW_SECONDS,
+    refreshIntervalMs: values.REFRESH_INTERVAL_MS,
+    refreshBatchSize: values.REFRESH_BATCH_SIZE,
+    refreshConcurrency: values.REFRESH_CONCURRENCY,
+    leaseSeconds: values.REFRESH_LEASE_SECONDS,
+    revocationTimeoutMs: values.REVOCATION_TIMEOUT_MS,
+    teardownTimeoutMs: values.REVOCATION_TEARDOWN_TIMEOUT_MS,
+    maxRefreshFailures: values.MAX_REFRESH_FAILURES,
+    stateTtlSeconds: values.STATE_TTL_SECONDS,
+    refreshLoop: values.REFRESH_LOOP,
   };
 }

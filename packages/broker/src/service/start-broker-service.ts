@@ -50,7 +50,7 @@ export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", i
 
 /**
  * Starts the credential broker: REST and gRPC from proto/broker/v1, migrations at boot, the
- * refresh loop. Configuration problems throw BrokerConfigError with one line naming the variable.
+ * refresh loop. Configuration problems throw the kit's ConfigError, one line naming the variable.
  */
 export async function startBrokerService(
   options: StartBrokerServiceOptions,
