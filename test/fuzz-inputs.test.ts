@@ -7,12 +7,12 @@ import { after, before, test } from "node:test";
 import { brokerV1, gatewayV1, memoryV1 } from "@atrium/api";
 import { type BrokerService, startBrokerService } from "@atrium/broker";
 import { testBrokerEnv } from "@atrium/broker/testing";
-import { type AgentService, startAgentService } from "@atrium/chat";
+import { startAgentService } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
-import { createLogger } from "@atrium/kit";
+import { createLogger, type RunningService } from "@atrium/kit";
 import { createTestPostgres, needsServer, type TestPostgres } from "@atrium/kit/testing";
 import { keyDigest } from "@atrium/mcp";
-import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { startMemoryService } from "@atrium/memory";
 import { connectJsonCalls, failed, type Probe } from "./fuzz/hostile-input.js";
 import { probeMcp } from "./fuzz/mcp-calls.js";
 import { operationsOf, probeRestOperation, type RestOperation } from "./fuzz/rest-routes.js";
@@ -54,10 +54,10 @@ const chatOperations: RestOperation[] = [
 
 let memoryPg: TestPostgres | undefined;
 let brokerPg: TestPostgres | undefined;
-let memory: RunningMemoryService;
+let memory: RunningService;
 let broker: BrokerService;
 let gateway: GatewayService;
-let agent: AgentService;
+let agent: RunningService;
 
 before(async () => {
   [memoryPg, brokerPg] = await Promise.all([createTestPostgres(), createTestPostgres()]).catch(

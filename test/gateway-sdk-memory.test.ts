@@ -3,13 +3,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createLogger } from "@atrium/kit";
+import { createLogger, type RunningService } from "@atrium/kit";
 import { eventually } from "@atrium/kit/testing";
-import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { startMemoryService } from "@atrium/memory";
 import { AtriumHttpError, createMemoryClient, type EventType } from "@atrium/sdk";
 
 /** The SDK's memory client against the real memory service (embedded stores), over REST. */
-let service: RunningMemoryService;
+let service: RunningService;
 let dataDir: string;
 
 before(async () => {

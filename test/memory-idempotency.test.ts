@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
-import { createLogger } from "@atrium/kit";
+import { createLogger, type RunningService } from "@atrium/kit";
 import { createTestPostgres, needsServer, type TestPostgres } from "@atrium/kit/testing";
-import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { startMemoryService } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 
@@ -15,7 +15,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
  * instance and either transport, even concurrently, returns the first response and is stored once.
  */
 let pg: TestPostgres | undefined;
-const instances: RunningMemoryService[] = [];
+const instances: RunningService[] = [];
 const dataDir = mkdtempSync(join(tmpdir(), "atrium-idem-"));
 
 before(async () => {

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryV1 } from "@atrium/api";
-import { createLogger } from "@atrium/kit";
-import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { createLogger, type RunningService } from "@atrium/kit";
+import { startMemoryService } from "@atrium/memory";
 import { fromJson, type JsonObject, type JsonValue, toJson } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -123,7 +123,7 @@ export function grpcTransport(baseUrl: string): Transport {
 }
 
 export interface TestService {
-  service: RunningMemoryService;
+  service: RunningService;
   transports: Transport[];
   dataDir: string;
   stop(): Promise<void>;

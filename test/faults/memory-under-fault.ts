@@ -1,9 +1,9 @@
 import { Writable } from "node:stream";
-import { createLogger } from "@atrium/kit";
-import { type RunningMemoryService, startMemoryService } from "@atrium/memory";
+import { createLogger, type RunningService } from "@atrium/kit";
+import { startMemoryService } from "@atrium/memory";
 
 export interface MemoryUnderFault {
-  service: RunningMemoryService;
+  service: RunningService;
   rest: string;
   /** Every log line so far, parsed. */
   logs(): { level: number; msg: string; component?: string }[];

@@ -2,7 +2,6 @@
 export { findChromium } from "./agents/browser.js";
 export { type AgentConfig, loadAgentConfig } from "./host/agent-config.js";
 export {
-  type AgentService,
   chatMountPrefix,
   type StartAgentServiceOptions,
   startAgentService,

@@ -1,20 +1,25 @@
 import { randomBytes } from "node:crypto";
 import { gatewayV1 } from "@atrium/api";
 import {
+  type ApiKeySet,
   ConfigError,
   createApiKeySet,
   createLogger,
   createServiceHost,
   type Env,
   type Logger,
+  type ResourceStack,
+  type RunningService,
   shutdownGraceMs,
+  startService,
 } from "@atrium/kit";
+import type { ScopeDirectory } from "@atrium/mcp";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createCorsPolicy } from "./access/cors.js";
 import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
-import { loadGatewayConfig } from "./config/gateway-config.js";
+import { type GatewayConfig, loadGatewayConfig } from "./config/gateway-config.js";
 import { configureMcpRoute, loadScopes, mcpOAuthPaths } from "./mcp/mcp-route.js";
 import { createBrokerMetrics } from "./service/broker-metrics.js";
 import { configureConsoleRoute, consolePrefix, isConsolePath } from "./service/console-route.js";
@@ -26,12 +31,9 @@ export interface StartGatewayServiceOptions {
   logger?: Logger;
 }
 
-export interface GatewayService {
-  name: string;
-  urls: { rest: string; grpc?: string };
+export interface GatewayService extends RunningService {
   /** Which transport carried the last broker call (tests, benchmarks). */
   brokerTransport(): "grpc" | "rest";
-  stop(): Promise<void>;
 }
 
 /**
@@ -78,7 +80,7 @@ export async function startGatewayService(
     );
   }
 
-  let scopes: Awaited<ReturnType<typeof loadScopes>> | undefined;
+  let scopes: ScopeDirectory | undefined;
   if (config.mcp) {
     try {
       scopes = await loadScopes(config.mcp);
@@ -89,6 +91,18 @@ export async function startGatewayService(
     }
   }
 
+  return startService(logger, (resources) =>
+    serve(config, logger, options, { keys, scopes, internalKey }, resources),
+  );
+}
+
+async function serve(
+  config: GatewayConfig,
+  logger: Logger,
+  options: StartGatewayServiceOptions,
+  { keys, scopes, internalKey }: { keys: ApiKeySet; scopes?: ScopeDirectory; internalKey?: string },
+  resources: ResourceStack,
+): Promise<GatewayService> {
   const brokerMetrics = createBrokerMetrics();
   const broker = createBrokerClient({
     restUrl: config.brokerUrl,
@@ -104,6 +118,7 @@ export async function startGatewayService(
     },
     onAnswered: brokerMetrics.answered,
   });
+  resources.defer(() => broker.close());
   const handlers = createGatewayHandlers({
     broker: broker.client,
     allowedReturnDomains: config.allowedReturnDomains,
@@ -166,37 +181,27 @@ export async function startGatewayService(
     },
   });
   brokerMetrics.register(host.metrics);
-  try {
-    const { restUrl, grpcUrl } = await host.start();
-    if (config.requireApiKey) keys.start();
-    logger.info(
-      {
-        rest: restUrl,
-        grpc: grpcUrl,
-        broker: config.brokerGrpcUrl ?? config.brokerUrl,
-        inboundKeys: config.requireApiKey,
-        mcp: scopes ? `${restUrl}/mcp (${scopes.size()} scoped keys)` : "off",
-        console: consoleServed ? `${restUrl}${consolePrefix}/` : "not built (make build)",
-      },
-      "gateway ready",
-    );
-    let stopping: Promise<void> | undefined;
-    return {
-      name: "gateway",
-      urls: { rest: restUrl, grpc: grpcUrl },
-      brokerTransport: broker.lastTransport,
-      stop() {
-        stopping ??= (async () => {
-          keys.stop();
-          await host.stop();
-          broker.close();
-        })();
-        return stopping;
-      },
-    };
-  } catch (error) {
-    await host.stop();
-    broker.close();
-    throw error;
+  const { restUrl, grpcUrl } = await host.start();
+  resources.defer(() => host.stop());
+  if (config.requireApiKey) {
+    keys.start();
+    resources.defer(() => keys.stop());
   }
+  logger.info(
+    {
+      rest: restUrl,
+      grpc: grpcUrl,
+      broker: config.brokerGrpcUrl ?? config.brokerUrl,
+      inboundKeys: config.requireApiKey,
+      mcp: scopes ? `${restUrl}/mcp (${scopes.size()} scoped keys)` : "off",
+      console: consoleServed ? `${restUrl}${consolePrefix}/` : "not built (make build)",
+    },
+    "gateway ready",
+  );
+  return {
+    name: "gateway",
+    urls: { rest: restUrl, grpc: grpcUrl },
+    brokerTransport: broker.lastTransport,
+    stop: resources.close,
+  };
 }

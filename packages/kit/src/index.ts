@@ -70,6 +70,12 @@ export {
 export { ConfigError, type Env, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";
 export {
+  createResourceStack,
+  type ResourceStack,
+  type RunningService,
+  startService,
+} from "./lifecycle/service-lifecycle.js";
+export {
   createLogger,
   type Logger,
   type LoggerOptions,

@@ -13,7 +13,6 @@ export {
 } from "./retrieval/retrieval.js";
 export { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
 export {
-  type RunningMemoryService,
   type StartMemoryServiceOptions,
   startMemoryService,
 } from "./start.js";

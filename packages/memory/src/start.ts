@@ -16,7 +16,9 @@ import {
   logRedisState,
   migrateAtBoot,
   type RedisStateChange,
+  type RunningService,
   shutdownGraceMs,
+  startService,
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
@@ -51,12 +53,6 @@ const queueCloseMs = 500;
 export interface StartMemoryServiceOptions {
   env: NodeJS.ProcessEnv | Env;
   logger?: Logger;
-}
-
-export interface RunningMemoryService {
-  name: string;
-  urls: { rest: string; grpc?: string };
-  stop(): Promise<void>;
 }
 
 function createEmbedder(
@@ -99,25 +95,19 @@ function createLlm(config: MemoryConfig): Llm | undefined {
  */
 export async function startMemoryService(
   options: StartMemoryServiceOptions,
-): Promise<RunningMemoryService> {
+): Promise<RunningService> {
   const config = loadMemoryConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_MEMORY", options.env);
   const logger = options.logger ?? createLogger({ name: "memory" });
   for (const warning of auth.warnings) logger.warn(warning);
-  const cleanup: (() => Promise<unknown>)[] = [];
-  const closeAll = async () => {
-    for (const close of cleanup.reverse())
-      await close().catch((error) => logger.warn({ err: error }, "close failed"));
-  };
-
-  try {
+  return startService(logger, async (resources) => {
     const sql = await createSql({
       databaseUrl: config.DATABASE_URL?.toString(),
       dataDir: config.ATRIUM_DATA_DIR,
       name: "memory",
       logger,
     });
-    cleanup.push(() => sql.close());
+    resources.defer(() => sql.close());
     await migrateAtBoot({
       sql,
       dir: migrationsDir,
@@ -139,18 +129,18 @@ export async function startMemoryService(
       logger[level]({ err: error, operation }, `${what} unavailable`);
     };
     const cache = createCache({ redisUrl, onRedisStateChange });
-    cleanup.push(() => cache.close());
+    resources.defer(() => cache.close());
     // GetContext's reads (the STM window, the recent pages) stay in process memory while Redis
     // reports their keys unchanged.
     const near = await createNearCache({ cache, prefixes: ["stm:", "pages:"] });
-    cleanup.push(() => near.close());
+    resources.defer(() => near.close());
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
-    cleanup.push(() => textAnalysis.close());
+    resources.defer(() => textAnalysis.close());
     const queue = createQueue({ redisUrl, onRedisStateChange });
     // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
     // abandoned, its messages stay pending and the next start-up sweep queues them again.
-    cleanup.push(() => queue.close({ graceMs: queueCloseMs }));
+    resources.defer(() => queue.close({ graceMs: queueCloseMs }));
     const blobStore = createBlobStore(config.BLOB_STORE_URL);
 
     const embedder = createEmbedder(config, cache);
@@ -206,7 +196,7 @@ export async function startMemoryService(
       vectorSearch,
       idleCloseMs: config.MEMORY_CHAIN_GAP,
     });
-    cleanup.push(() => promoter.idle());
+    resources.defer(() => promoter.idle());
 
     onRedisBack = (component) => {
       if (component === "cache") void window.dropStale();
@@ -227,7 +217,7 @@ export async function startMemoryService(
           .catch((error) => logger.error({ err: error }, "scheduled memory cycle failed"));
       }, config.MEMORY_PROMOTER_INTERVAL);
       timer.unref();
-      cleanup.push(async () => clearInterval(timer));
+      resources.defer(async () => clearInterval(timer));
     }
 
     // Chains embedded by another embedder than this one are re-embedded in the background;
@@ -239,7 +229,7 @@ export async function startMemoryService(
         logger.info({ chains: count, embeddings: embedder.model }, "chains re-embedded"),
       (error) => logger.error({ err: error }, "re-embedding chains failed"),
     );
-    cleanup.push(() => reembedding.stop());
+    resources.defer(() => reembedding.stop());
 
     const implementation = createMemoryService({
       sql,
@@ -280,7 +270,7 @@ export async function startMemoryService(
       healthChecks: { cache: () => cache.ping(), database: () => sql.ping() },
     });
     const urls = await host.start();
-    cleanup.push(() => host.stop());
+    resources.defer(() => host.stop());
     logger.info(
       {
         vectorSearch: vectorSearch.kind,
@@ -293,17 +283,10 @@ export async function startMemoryService(
       },
       "memory service ready",
     );
-    let stopping: Promise<void> | undefined;
     return {
       name: "memory",
       urls: { rest: urls.restUrl, ...(urls.grpcUrl ? { grpc: urls.grpcUrl } : {}) },
-      stop() {
-        stopping ??= closeAll();
-        return stopping;
-      },
+      stop: resources.close,
     };
-  } catch (error) {
-    await closeAll();
-    throw error;
-  }
+  });
 }

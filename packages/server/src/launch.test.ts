@@ -3,7 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { embeddedEnv, type RunningService, startInOrder } from "./launch.js";
+import type { RunningService } from "@atrium/kit";
+import { embeddedEnv, startInOrder } from "./launch.js";
 
 function fakeService(name: string, log: string[]): RunningService {
   return {

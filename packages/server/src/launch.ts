@@ -1,16 +1,10 @@
 import { resolve } from "node:path";
-import type { Env, Logger } from "@atrium/kit";
+import type { Env, Logger, RunningService } from "@atrium/kit";
 import { ensureDevKeys } from "./dev-keys.js";
 
 export type ServiceName = "memory" | "broker" | "gateway" | "agent";
 
 export const serviceNames: ServiceName[] = ["memory", "broker", "gateway", "agent"];
-
-export interface RunningService {
-  name: string;
-  urls: { rest: string; grpc?: string };
-  stop(): Promise<void>;
-}
 
 export type ServiceLauncher = (options: { env: Env; logger?: Logger }) => Promise<RunningService>;
 

@@ -3,12 +3,11 @@ import { readFileSync } from "node:fs";
 import { startBrokerService } from "@atrium/broker";
 import { startAgentService } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
-import { createLogger, shutdownGraceMs, synchronousStdout } from "@atrium/kit";
+import { createLogger, type RunningService, shutdownGraceMs, synchronousStdout } from "@atrium/kit";
 import { startStdioBridge } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
 import {
   embeddedEnv,
-  type RunningService,
   type ServiceLauncher,
   type ServiceName,
   serviceLines,

@@ -11,8 +11,11 @@ import {
   createSql,
   type Logger,
   migrateAtBoot,
+  type ResourceStack,
+  type RunningService,
   type Sql,
   shutdownGraceMs,
+  startService,
 } from "@atrium/kit";
 import { credentials } from "@grpc/grpc-js";
 import type { BrokerContext } from "../broker-context.js";
@@ -38,12 +41,9 @@ export interface StartBrokerServiceOptions {
   sql?: Sql;
 }
 
-export interface BrokerService {
-  name: string;
-  urls: { rest: string; grpc?: string };
+export interface BrokerService extends RunningService {
   /** The refresh loop, exposed for tests and the benchmark (one pass on demand). */
   refreshLoop: RefreshLoop;
-  stop(): Promise<void>;
 }
 
 export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
@@ -57,29 +57,19 @@ export async function startBrokerService(
 ): Promise<BrokerService> {
   const config = loadBrokerConfig(options.env);
   const logger = options.logger ?? createLogger({ name: "broker" });
-  const cleanups: (() => Promise<void> | void)[] = [];
-  const cleanup = async () => {
-    for (const fn of cleanups.reverse()) await fn();
-  };
-  try {
-    return await start(config, logger, options, cleanups, cleanup);
-  } catch (error) {
-    await cleanup();
-    throw error;
-  }
+  return startService(logger, (resources) => start(config, logger, options, resources));
 }
 
 async function start(
   config: BrokerConfig,
   logger: Logger,
   options: StartBrokerServiceOptions,
-  cleanups: (() => Promise<void> | void)[],
-  cleanup: () => Promise<void>,
+  resources: ResourceStack,
 ): Promise<BrokerService> {
   const sql =
     options.sql ??
     (await createSql({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, name: "broker" }));
-  if (!options.sql) cleanups.push(() => sql.close());
+  if (!options.sql) resources.defer(() => sql.close());
   await migrateAtBoot({
     sql,
     enabled: config.autoMigrate,
@@ -102,7 +92,7 @@ async function start(
       prefix: config.secretPrefix,
       clientOptions: endpointOptions(config.secretManagerEndpoint),
     });
-    cleanups.push(() => gcp.close());
+    resources.defer(() => gcp.close());
     secrets = gcp;
     readBackends.push(gcp);
   }
@@ -154,7 +144,7 @@ async function start(
     );
   }
   apiKeys.start();
-  cleanups.push(() => apiKeys.stop());
+  resources.defer(() => apiKeys.stop());
 
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
@@ -175,7 +165,7 @@ async function start(
     configureRest: configureBrokerRest,
   });
   const { restUrl, grpcUrl } = await host.start();
-  cleanups.push(() => host.stop());
+  resources.defer(() => host.stop());
 
   const refreshLoop = createRefreshLoop(ctx, connections.refresher, {
     intervalMs: config.refreshIntervalMs,
@@ -183,21 +173,17 @@ async function start(
     concurrency: config.refreshConcurrency,
   });
   if (config.refreshLoop) refreshLoop.start();
-  cleanups.push(() => refreshLoop.stop());
+  resources.defer(() => refreshLoop.stop());
 
   logger.info(
     { secretBackend: secrets.kind, apiKeys: apiKeys.size(), rest: restUrl, grpc: grpcUrl },
     "broker ready",
   );
-  let stopping: Promise<void> | undefined;
   return {
     name: "broker",
     urls: { rest: restUrl, grpc: grpcUrl },
     refreshLoop,
-    stop() {
-      stopping ??= cleanup();
-      return stopping;
-    },
+    stop: resources.close,
   };
 }
 

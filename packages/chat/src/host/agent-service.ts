@@ -8,7 +8,9 @@ import {
   type Env,
   type Logger,
   logRedisState,
+  type RunningService,
   shutdownGraceMs,
+  startService,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
 import { createKernel } from "../kernel/kernel.js";
@@ -23,12 +25,6 @@ export interface StartAgentServiceOptions {
   logger?: Logger;
 }
 
-export interface AgentService {
-  name: string;
-  urls: { rest: string };
-  stop(): Promise<void>;
-}
-
 /** Mount prefix of the chat router, as in the spec's reference usage. */
 export const chatMountPrefix = "/api/v1";
 
@@ -36,21 +32,21 @@ export const chatMountPrefix = "/api/v1";
  * Starts the agent host: the chat router under /api/v1 with its kernel, plus /health and
  * /metrics. Configuration problems throw ConfigError with one line naming the variable.
  */
-export async function startAgentService(options: StartAgentServiceOptions): Promise<AgentService> {
+export async function startAgentService(
+  options: StartAgentServiceOptions,
+): Promise<RunningService> {
   const config = loadAgentConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
   const logger = options.logger ?? createLogger({ name: "agent" });
   for (const warning of auth.warnings) logger.warn(warning);
-  const cache = createCache({
-    redisUrl: config.redisUrl,
-    onRedisStateChange: logRedisState(logger),
-  });
-  const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
-  const release = async () => {
-    memory?.close();
-    await cache.close();
-  };
-  try {
+  return startService(logger, async (resources) => {
+    const cache = createCache({
+      redisUrl: config.redisUrl,
+      onRedisStateChange: logRedisState(logger),
+    });
+    resources.defer(() => cache.close());
+    const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
+    resources.defer(() => memory?.close());
     const traceBus = createTraceBus({
       cache,
       tracesDir: config.tracesDir,
@@ -62,6 +58,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
           "trace event not written",
         ),
     });
+    resources.defer(() => traceBus.close());
     const kernel = createKernel({
       traceBus,
       llm: config.llm ? createLlmClient(config.llm) : undefined,
@@ -108,6 +105,7 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       },
     });
     const { restUrl } = await host.start();
+    resources.defer(() => host.stop());
     logger.info(
       {
         rest: restUrl,
@@ -118,21 +116,6 @@ export async function startAgentService(options: StartAgentServiceOptions): Prom
       },
       "agent host ready",
     );
-    let stopping: Promise<void> | undefined;
-    return {
-      name: "agent",
-      urls: { rest: restUrl },
-      stop() {
-        stopping ??= (async () => {
-          await host.stop();
-          await traceBus.close();
-          await release();
-        })();
-        return stopping;
-      },
-    };
-  } catch (error) {
-    await release();
-    throw error;
-  }
+    return { name: "agent", urls: { rest: restUrl }, stop: resources.close };
+  });
 }
