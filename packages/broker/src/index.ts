@@ -1,15 +1,5 @@
 export { type Credential, sealCredential } from "./connections/connection-record.js";
-export {
-  AUTH_TYPES,
-  type AuthType,
-  isPlaceholderValue,
-  PROVIDER_NAME_MAX_LENGTH,
-  PROVIDER_NAME_PATTERN,
-  type ProviderInput,
-  type ProviderRuleOptions,
-  type RuleFinding,
-  validateProviderRegistration,
-} from "./providers/provider-rules.js";
+export * from "./rules.js";
 export {
   BROKER_MIGRATIONS_DIR,
   type BrokerService,

@@ -1,4 +1,4 @@
-import { type ProviderInput, validateProviderRegistration } from "@atrium/broker";
+import { type ProviderInput, validateProviderRegistration } from "@atrium/broker/rules";
 import type { ManifestProvider } from "./manifest-loader.js";
 import type { ManifestProblem } from "./manifest-problem.js";
 import { isRecord, type ManifestRecord, type ManifestValue, NumberText } from "./manifest-value.js";

@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { isProviderField } from "@atrium/broker/rules";
 import {
   isMap,
   isScalar,
@@ -11,7 +12,6 @@ import {
 } from "yaml";
 import type { ManifestProblem } from "./manifest-problem.js";
 import type { ManifestRecord } from "./manifest-value.js";
-import { isProviderField } from "./provider-fields.js";
 import { nodeToValue } from "./yaml-values.js";
 
 /** A provider definition as written, with the lines its fields came from. */

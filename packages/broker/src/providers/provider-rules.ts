@@ -1,4 +1,5 @@
 import { X509Certificate } from "node:crypto";
+import type { ProviderField } from "./provider-fields.js";
 
 /**
  * The provider registration rules, shared by the broker (POST/PUT/PATCH /providers) and the
@@ -12,27 +13,7 @@ export type AuthType = (typeof AUTH_TYPES)[number];
  * A provider definition as a client or a manifest sends it. Values are `unknown` on purpose: the
  * manifest tool passes parsed YAML as is, and wrong types are findings, not crashes.
  */
-export interface ProviderInput {
-  name?: unknown;
-  auth_type?: unknown;
-  client_id?: unknown;
-  client_secret?: unknown;
-  scopes?: unknown;
-  auth_url?: unknown;
-  token_url?: unknown;
-  issuer?: unknown;
-  enable_discovery?: unknown;
-  well_known_url?: unknown;
-  api_base_url?: unknown;
-  user_info_endpoint?: unknown;
-  description?: unknown;
-  category?: unknown;
-  params?: unknown;
-  saml_idp_entity_id?: unknown;
-  saml_idp_sso_url?: unknown;
-  saml_idp_x509_cert?: unknown;
-  saml_sp_entity_id?: unknown;
-}
+export type ProviderInput = { [K in ProviderField]?: unknown };
 
 export interface RuleFinding {
   /** Provider field the finding is about, e.g. `token_url` or `params.token_request_format`. */

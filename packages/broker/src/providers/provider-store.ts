@@ -4,32 +4,12 @@ import { type AuditEventInput, type CallerContext, writeAuditEvent } from "../au
 import { connectionStore } from "../connections/connection-store.js";
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { secretFingerprint } from "../vault/key-material.js";
+import {
+  PROVIDER_TEXT_FIELDS,
+  type ProviderField,
+  type ProviderFields,
+} from "./provider-fields.js";
 import { type ProviderInput, validateProviderRegistration } from "./provider-rules.js";
-
-/** Provider fields as the API accepts them (proto `ProviderInput`): absent means not sent. */
-export interface ProviderFields {
-  name?: string;
-  auth_type?: string;
-  client_id?: string;
-  client_secret?: string;
-  scopes?: string[];
-  auth_url?: string;
-  token_url?: string;
-  issuer?: string;
-  enable_discovery?: boolean;
-  well_known_url?: string;
-  api_base_url?: string;
-  user_info_endpoint?: string;
-  description?: string;
-  category?: string;
-  params?: Record<string, string>;
-  saml_idp_entity_id?: string;
-  saml_idp_sso_url?: string;
-  saml_idp_x509_cert?: string;
-  saml_sp_entity_id?: string;
-}
-
-export type ProviderField = keyof ProviderFields;
 
 export interface ProviderRecord {
   id: string;
@@ -58,24 +38,6 @@ export interface ProviderRecord {
   created_at: Date;
   updated_at: Date;
 }
-
-const TEXT_COLUMNS = [
-  "name",
-  "auth_type",
-  "client_id",
-  "auth_url",
-  "token_url",
-  "issuer",
-  "well_known_url",
-  "api_base_url",
-  "user_info_endpoint",
-  "description",
-  "category",
-  "saml_idp_entity_id",
-  "saml_idp_sso_url",
-  "saml_idp_x509_cert",
-  "saml_sp_entity_id",
-] as const;
 
 export interface ProviderStoreOptions {
   sql: Sql;
@@ -157,7 +119,7 @@ function recordToFields(row: ProviderRecord): ProviderFields {
     params: row.params,
     enable_discovery: row.enable_discovery,
   };
-  for (const column of TEXT_COLUMNS) {
+  for (const column of PROVIDER_TEXT_FIELDS) {
     if (row[column] !== "") fields[column] = row[column];
   }
   return fields;
@@ -192,7 +154,7 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
       fields.client_secret !== undefined && fields.client_secret !== ""
         ? await secrets.put(id, fields.client_secret)
         : undefined;
-    const values = TEXT_COLUMNS.map((c) => fields[c] ?? "");
+    const values = PROVIDER_TEXT_FIELDS.map((c) => fields[c] ?? "");
     const common = [
       ...values,
       fields.scopes ?? [],
@@ -212,20 +174,20 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
         let row: ProviderRecord;
         if (!exists) {
           const { rows } = await tx.query<ProviderRecord>(
-            `INSERT INTO broker_providers (id, ${TEXT_COLUMNS.join(", ")}, scopes, params, enable_discovery,
+            `INSERT INTO broker_providers (id, ${PROVIDER_TEXT_FIELDS.join(", ")}, scopes, params, enable_discovery,
                client_secret_enc, client_secret_ref, client_secret_fingerprint, secret_backend)
-             VALUES ($1, ${TEXT_COLUMNS.map((_, i) => `$${i + 2}`).join(", ")},
-               $${TEXT_COLUMNS.length + 2}, $${TEXT_COLUMNS.length + 3}, $${TEXT_COLUMNS.length + 4},
-               $${TEXT_COLUMNS.length + 5}, $${TEXT_COLUMNS.length + 6}, $${TEXT_COLUMNS.length + 7},
-               $${TEXT_COLUMNS.length + 8})
+             VALUES ($1, ${PROVIDER_TEXT_FIELDS.map((_, i) => `$${i + 2}`).join(", ")},
+               $${PROVIDER_TEXT_FIELDS.length + 2}, $${PROVIDER_TEXT_FIELDS.length + 3}, $${PROVIDER_TEXT_FIELDS.length + 4},
+               $${PROVIDER_TEXT_FIELDS.length + 5}, $${PROVIDER_TEXT_FIELDS.length + 6}, $${PROVIDER_TEXT_FIELDS.length + 7},
+               $${PROVIDER_TEXT_FIELDS.length + 8})
              RETURNING *`,
             [id, ...common, ...(secretColumns ?? [null, null, "", secrets.kind])],
           );
           row = rows[0];
         } else {
           await fetch(tx, id, true);
-          const sets = TEXT_COLUMNS.map((c, i) => `${c} = $${i + 2}`);
-          const n = TEXT_COLUMNS.length;
+          const sets = PROVIDER_TEXT_FIELDS.map((c, i) => `${c} = $${i + 2}`);
+          const n = PROVIDER_TEXT_FIELDS.length;
           sets.push(`scopes = $${n + 2}`, `params = $${n + 3}`, `enable_discovery = $${n + 4}`);
           const params: unknown[] = [id, ...common];
           if (secretColumns) {
@@ -300,7 +262,7 @@ export function createProviderStore(options: ProviderStoreOptions): ProviderStor
         (sent as Record<string, unknown>)[key] = value;
       }
       // An empty string clears an optional text field rather than storing "".
-      for (const column of TEXT_COLUMNS) if (merged[column] === "") delete merged[column];
+      for (const column of PROVIDER_TEXT_FIELDS) if (merged[column] === "") delete merged[column];
       validate(merged, hasSecret(existing));
       return write(id, merged, true, (tx, row) =>
         writeAuditEvent(tx, providerUpdated(row, "PATCH", sent, caller)),

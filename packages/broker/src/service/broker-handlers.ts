@@ -7,7 +7,13 @@ import { type AuditEventRow, queryAuditEvents } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "../connections/connection-record.js";
 import type { ConnectionService } from "../connections/connection-service.js";
-import type { ProviderField, ProviderFields, ProviderRecord } from "../providers/provider-store.js";
+import {
+  isProviderField,
+  PROVIDER_FIELD_BY_PROPERTY,
+  type ProviderField,
+  type ProviderFields,
+} from "../providers/provider-fields.js";
+import type { ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { callerFrom, ts } from "./handler-values.js";
@@ -76,33 +82,11 @@ function auditMessage(row: AuditEventRow): MessageInitShape<typeof brokerV1.Audi
   };
 }
 
-const FIELD_NAMES: Record<string, ProviderField> = {
-  name: "name",
-  authType: "auth_type",
-  clientId: "client_id",
-  clientSecret: "client_secret",
-  scopes: "scopes",
-  authUrl: "auth_url",
-  tokenUrl: "token_url",
-  issuer: "issuer",
-  enableDiscovery: "enable_discovery",
-  wellKnownUrl: "well_known_url",
-  apiBaseUrl: "api_base_url",
-  userInfoEndpoint: "user_info_endpoint",
-  description: "description",
-  category: "category",
-  params: "params",
-  samlIdpEntityId: "saml_idp_entity_id",
-  samlIdpSsoUrl: "saml_idp_sso_url",
-  samlIdpX509Cert: "saml_idp_x509_cert",
-  samlSpEntityId: "saml_sp_entity_id",
-};
-
 /** Proto ProviderInput → domain fields; unset optionals stay absent. */
 export function providerFields(input: brokerV1.ProviderInput | undefined): ProviderFields {
   const fields: Record<string, unknown> = {};
   if (!input) return fields;
-  for (const [local, field] of Object.entries(FIELD_NAMES)) {
+  for (const [local, field] of PROVIDER_FIELD_BY_PROPERTY) {
     const value = (input as unknown as Record<string, unknown>)[local];
     if (value === undefined) continue;
     if (field === "scopes" && (value as string[]).length === 0) continue;
@@ -118,10 +102,7 @@ export function maskFields(paths: readonly string[] | undefined): Set<ProviderFi
   const set = new Set<ProviderField>();
   for (const path of paths) {
     const field =
-      FIELD_NAMES[path] ??
-      (Object.values(FIELD_NAMES).includes(path as ProviderField)
-        ? (path as ProviderField)
-        : undefined);
+      PROVIDER_FIELD_BY_PROPERTY.get(path) ?? (isProviderField(path) ? path : undefined);
     if (!field)
       throw new AtriumError(Code.InvalidArgument, `update_mask names unknown field "${path}"`);
     set.add(field);
