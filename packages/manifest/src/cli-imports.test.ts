@@ -27,7 +27,16 @@ test("validate runs the broker's rules without loading the broker server", async
   );
   await writeFile(
     file,
-    "providers:\n  - name: github\n    auth_type: oauth2\n    client_id: abc\n    client_secret: ${GITHUB_SECRET}\n    auth_url: https://github.com/login/oauth/authorize\n    token_url: https://github.com/login/oauth/access_token\n",
+    [
+      "providers:",
+      "  - name: github",
+      "    auth_type: oauth2",
+      "    client_id: abc",
+      `    client_secret: \${GITHUB_SECRET}`,
+      "    auth_url: https://github.com/login/oauth/authorize",
+      "    token_url: https://github.com/login/oauth/access_token",
+      "",
+    ].join("\n"),
   );
   const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>(
     (resolve, reject) =>
