@@ -19,7 +19,12 @@ import {
   sealCredential,
 } from "./connection-record.js";
 import { connectionStore, expiresSoon } from "./connection-store.js";
-import { type CredentialStrategy, credentialStrategy } from "./credential-strategy.js";
+import {
+  type CredentialStrategy,
+  credentialStrategy,
+  DEFAULT_API_KEY_HEADER,
+  DEFAULT_QUERY_PARAM,
+} from "./credential-strategy.js";
 import { type RevocationResult, revokeConnection } from "./revoke-connection.js";
 import {
   assertUsable,
@@ -185,18 +190,21 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
     const endpoint = provider.user_info_endpoint || provider.api_base_url;
     if (!endpoint) throw providerNotValidatable(provider.id);
     const headers: Record<string, string> = { accept: "application/json" };
+    const url = new URL(endpoint);
+    // Presented as the SDKs will present it: a key that passes here works when injected.
+    const strategy = credentialStrategy(provider.auth_type, provider.params);
     if (provider.auth_type === "basic_auth") {
       const pair = `${credential.username ?? ""}:${credential.password ?? ""}`;
       headers.authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
+    } else if (strategy.type === "query_param") {
+      url.searchParams.set(strategy.paramName || DEFAULT_QUERY_PARAM, credential.api_key ?? "");
     } else {
-      const header = provider.params.api_key_header ?? "authorization";
-      const prefix =
-        provider.params.api_key_prefix ?? (header === "authorization" ? "Bearer " : "");
-      headers[header] = `${prefix}${credential.api_key}`;
+      headers[strategy.headerName || DEFAULT_API_KEY_HEADER] =
+        `${strategy.headerPrefix}${credential.api_key ?? ""}`;
     }
     let response: Response;
     try {
-      response = await fetch(endpoint, {
+      response = await fetch(url, {
         headers,
         signal: AbortSignal.timeout(10_000),
         redirect: "manual",

@@ -108,10 +108,12 @@ test("static credentials are validated at the provider before anything is stored
     await new Promise((r) => upstream.close(r));
   });
 
+  // Validated the way the SDKs will inject it (credential_header, credential_header_prefix).
   const validatable = await broker.call("POST", "/providers", {
     name: "keyed",
     auth_type: "api_key",
     api_base_url: base,
+    params: { credential_header: "Authorization", credential_header_prefix: "Bearer " },
   });
   const blind = await broker.call("POST", "/providers", { name: "blind", auth_type: "api_key" });
   const capture = (provider: Record<string, unknown>, key: string) =>

@@ -8,6 +8,10 @@ import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "../connections/connection-record.js";
 import type { ConnectionService } from "../connections/connection-service.js";
 import {
+  DEPRECATED_CREDENTIAL_PARAMS,
+  deprecatedCredentialParams,
+} from "../connections/credential-strategy.js";
+import {
   isProviderField,
   PROVIDER_FIELD_BY_PROPERTY,
   type ProviderField,
@@ -132,6 +136,23 @@ export function createBrokerHandlers(
     return new Map(found.map((p) => [p.id, p.name]));
   }
 
+  /** A provider written with the old credential parameter names works; its operator is told. */
+  function written(row: ProviderRecord) {
+    const deprecated = deprecatedCredentialParams(row.params);
+    if (deprecated.length > 0) {
+      ctx.logger.warn(
+        {
+          provider: row.name,
+          deprecated: Object.fromEntries(
+            deprecated.map((n) => [n, DEPRECATED_CREDENTIAL_PARAMS[n]]),
+          ),
+        },
+        "provider params use deprecated names; rename them (old name → new name)",
+      );
+    }
+    return providerMessage(row);
+  }
+
   async function summary(row: ConnectionRecord) {
     const names = await providerNames([row]);
     return connectionSummary(row, names.get(row.provider_id));
@@ -139,9 +160,7 @@ export function createBrokerHandlers(
 
   return {
     async createProvider(request, context) {
-      return providerMessage(
-        await providers.create(providerFields(request.provider), callerFrom(context)),
-      );
+      return written(await providers.create(providerFields(request.provider), callerFrom(context)));
     },
     async listProviders() {
       return { providers: (await providers.list()).map(providerMessage) };
@@ -150,7 +169,7 @@ export function createBrokerHandlers(
       return providerMessage(await providers.get(request.id));
     },
     async replaceProvider(request, context) {
-      return providerMessage(
+      return written(
         await providers.replace(request.id, providerFields(request.provider), callerFrom(context)),
       );
     },
@@ -162,7 +181,7 @@ export function createBrokerHandlers(
         if (mask.has("scopes") && !fields.scopes) fields.scopes = [];
         if (mask.has("params") && !fields.params) fields.params = {};
       }
-      return providerMessage(await providers.update(request.id, fields, callerFrom(context), mask));
+      return written(await providers.update(request.id, fields, callerFrom(context), mask));
     },
     async deleteProvider(request, context) {
       const { secretDeleted } = await providers.remove(request.id, callerFrom(context));
