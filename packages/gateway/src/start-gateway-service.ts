@@ -25,6 +25,7 @@ import { createBrokerMetrics } from "./service/broker-metrics.js";
 import { configureConsoleRoute, consolePrefix, isConsolePath } from "./service/console-route.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
 import { configureGatewayRest } from "./service/gateway-rest.js";
+import { configureOperatorRoutes } from "./service/operator-routes.js";
 
 export interface StartGatewayServiceOptions {
   env: Env;
@@ -177,6 +178,12 @@ async function serve(
               : undefined,
         });
       }
+      configureOperatorRoutes(app, {
+        broker: broker.client,
+        memory: config.memory,
+        chat: config.chat,
+        timeoutMs: config.brokerTimeoutMs,
+      });
       consoleServed = await configureConsoleRoute(app);
     },
   });
