@@ -43,6 +43,25 @@ export interface BrokerConfig {
   maxRefreshFailures: number;
   stateTtlSeconds: number;
   refreshLoop: boolean;
+  webhooks: WebhookSettings;
+}
+
+/** Delivery of the webhook outbox; see docs/webhooks.md. */
+export interface WebhookSettings {
+  /** Runs the delivery worker in this process (WEBHOOK_DELIVERY). */
+  delivery: boolean;
+  /** Pause between outbox polls when the last one found nothing due. */
+  pollMs: number;
+  /** Deadline of one POST, connect to last byte. */
+  timeoutMs: number;
+  /** First retry delay; each further one is four times longer, capped at 6 h, jittered. */
+  retryBaseMs: number;
+  /** Age after which a delivery still failing is marked failed. */
+  retryWindowSeconds: number;
+  /** Deliveries claimed per poll. */
+  batchSize: number;
+  /** Allows http:// subscription URLs on loopback hosts (development, tests). */
+  allowHttpLoopback: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -157,5 +176,14 @@ export function loadBrokerConfig(env: Env): BrokerConfig {
     maxRefreshFailures: integer(env, "MAX_REFRESH_FAILURES", 10, 1),
     stateTtlSeconds: integer(env, "STATE_TTL_SECONDS", 600, 1),
     refreshLoop: boolean(env, "REFRESH_LOOP", true),
+    webhooks: {
+      delivery: boolean(env, "WEBHOOK_DELIVERY", true),
+      pollMs: integer(env, "WEBHOOK_POLL_INTERVAL_MS", 1_000, 10),
+      timeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 10_000, 100, 60_000),
+      retryBaseMs: integer(env, "WEBHOOK_RETRY_BASE_MS", 5_000, 1),
+      retryWindowSeconds: integer(env, "WEBHOOK_RETRY_WINDOW_SECONDS", 86_400, 1),
+      batchSize: integer(env, "WEBHOOK_BATCH_SIZE", 50, 1, 1_000),
+      allowHttpLoopback: boolean(env, "WEBHOOK_ALLOW_HTTP_LOOPBACK", false),
+    },
   };
 }

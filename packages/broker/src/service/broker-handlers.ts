@@ -9,8 +9,10 @@ import type { ConnectionRecord } from "../connections/connection-record.js";
 import type { ConnectionService } from "../connections/connection-service.js";
 import type { ProviderField, ProviderFields, ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
+import type { WebhookStore } from "../webhooks/webhook-store.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { callerFrom, ts } from "./handler-values.js";
+import { createWebhookHandlers } from "./webhook-handlers.js";
 
 export function providerMessage(
   row: ProviderRecord,
@@ -133,12 +135,13 @@ export interface BrokerHandlersOptions {
   ctx: BrokerContext;
   connections: ConnectionService;
   saml: SamlFlow;
+  webhooks: WebhookStore;
 }
 
 export function createBrokerHandlers(
   options: BrokerHandlersOptions,
 ): Partial<ServiceImpl<typeof brokerV1.BrokerService>> {
-  const { ctx, connections, saml } = options;
+  const { ctx, connections, saml, webhooks } = options;
   const providers = ctx.providers;
 
   async function providerNames(rows: ConnectionRecord[]): Promise<Map<string, string>> {
@@ -332,6 +335,7 @@ export function createBrokerHandlers(
     },
 
     ...createAgentHandlers(createAgentStore(ctx.sql), connections),
+    ...createWebhookHandlers(webhooks),
 
     async listAuditEvents(request) {
       const page = await queryAuditEvents(ctx.sql, {

@@ -27,6 +27,8 @@ import { createInternalSecretBackend } from "../secrets/internal-secret-backend.
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
+import { createWebhookStore } from "../webhooks/webhook-store.js";
+import { createWebhookWorker, type WebhookWorker } from "../webhooks/webhook-worker.js";
 import { createBrokerHandlers } from "./broker-handlers.js";
 import { configureBrokerRest } from "./broker-rest.js";
 
@@ -42,6 +44,8 @@ export interface BrokerService {
   urls: { rest: string; grpc?: string };
   /** The refresh loop, exposed for tests and the benchmark (one pass on demand). */
   refreshLoop: RefreshLoop;
+  /** The webhook delivery worker, exposed for tests (one pass on demand). */
+  webhookWorker: WebhookWorker;
   stop(): Promise<void>;
 }
 
@@ -49,7 +53,7 @@ export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", i
 
 /**
  * Starts the credential broker: REST and gRPC from proto/broker/v1, migrations at boot, the
- * refresh loop. Configuration problems throw BrokerConfigError with one line naming the variable.
+ * refresh loop, the webhook delivery worker. Configuration problems throw BrokerConfigError with one line naming the variable.
  */
 export async function startBrokerService(
   options: StartBrokerServiceOptions,
@@ -135,6 +139,11 @@ async function start(
   };
   const connections = createConnectionService(ctx);
   const saml = createSamlFlow(ctx, connections, { acsUrl: config.samlAcsUrl });
+  const webhooks = createWebhookStore({
+    sql,
+    vault,
+    allowHttpLoopback: config.webhooks.allowHttpLoopback,
+  });
 
   const apiKeys = createApiKeySet({
     keys: config.apiKeys,
@@ -163,7 +172,7 @@ async function start(
     services: [
       {
         service: brokerV1.BrokerService,
-        implementation: createBrokerHandlers({ ctx, connections, saml }),
+        implementation: createBrokerHandlers({ ctx, connections, saml, webhooks }),
       },
     ],
     authenticator: apiKeys,
@@ -183,6 +192,16 @@ async function start(
   if (config.refreshLoop) refreshLoop.start();
   cleanups.push(() => refreshLoop.stop());
 
+  const webhookWorker = createWebhookWorker({
+    sql,
+    vault,
+    logger,
+    instanceId: ctx.instanceId,
+    settings: config.webhooks,
+  });
+  if (config.webhooks.delivery) webhookWorker.start();
+  cleanups.push(() => webhookWorker.stop());
+
   logger.info(
     { secretBackend: secrets.kind, apiKeys: apiKeys.size(), rest: restUrl, grpc: grpcUrl },
     "broker ready",
@@ -192,6 +211,7 @@ async function start(
     name: "broker",
     urls: { rest: restUrl, grpc: grpcUrl },
     refreshLoop,
+    webhookWorker,
     stop() {
       stopping ??= cleanup();
       return stopping;
