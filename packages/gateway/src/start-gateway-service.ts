@@ -108,6 +108,7 @@ export async function startGatewayService(
     broker: broker.client,
     allowedReturnDomains: config.allowedReturnDomains,
     publicUrl: config.publicUrl,
+    inboundKeysRequired: config.requireApiKey,
   });
   const implementation = config.requireApiKey
     ? guardWithApiKeys(gatewayV1.GatewayService, handlers, {
