@@ -19,3 +19,9 @@ export {
 } from "./service/start-broker-service.js";
 export { decodeKey, keyId, secretFingerprint } from "./vault/key-material.js";
 export { createVault, type Vault, type VaultOptions } from "./vault/vault.js";
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./webhooks/webhook-events.js";
+export {
+  validateWebhookFields,
+  WEBHOOK_NAME_PATTERN,
+  type WebhookFields,
+} from "./webhooks/webhook-rules.js";
