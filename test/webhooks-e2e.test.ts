@@ -100,7 +100,7 @@ test("webhooks through the gateway: created with a key, signed events for captur
     method: "POST",
     headers: { "x-api-key": brokerKey, "content-type": "application/json" },
     body: JSON.stringify({ name: "keys", auth_type: "api_key", api_base_url: receiver.url }),
-  }).then((r) => r.json());
+  }).then((r) => r.json() as Promise<{ id: string }>);
   const captured = await call(keyed, "POST", "/v1/capture-credential", {
     provider_id: provider.id,
     workspace_id: "ws-1",

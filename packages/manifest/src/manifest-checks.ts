@@ -45,7 +45,7 @@ export function webhookProblems(
     message: `webhook "${definition.name}": ${message}`,
   });
   if (fields.secret === undefined || fields.secret === null || fields.secret === "") {
-    return [problem("secret", "secret is required (whsec_ + base64, e.g. ${WEBHOOK_SECRET})")];
+    return [problem("secret", "secret is required (whsec_ + base64, usually from a placeholder)")];
   }
   const plain = toPlain(fields) as WebhookFields;
   try {
