@@ -100,6 +100,11 @@ export async function verifyWebhook(
   }
   if (!valid) throw new WebhookVerificationError("no webhook-signature matches");
   const text = typeof body === "string" ? body : new TextDecoder().decode(body);
-  const event = JSON.parse(text) as Omit<WebhookEvent, "id">;
+  let event: Omit<WebhookEvent, "id">;
+  try {
+    event = JSON.parse(text);
+  } catch {
+    throw new WebhookVerificationError("the body is not JSON");
+  }
   return { id, type: event.type, timestamp: event.timestamp, data: event.data };
 }

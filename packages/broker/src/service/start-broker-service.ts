@@ -53,7 +53,8 @@ export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", i
 
 /**
  * Starts the credential broker: REST and gRPC from proto/broker/v1, migrations at boot, the
- * refresh loop, the webhook delivery worker. Configuration problems throw BrokerConfigError with one line naming the variable.
+ * refresh loop, the webhook delivery worker. Configuration problems throw BrokerConfigError with
+ * one line naming the variable.
  */
 export async function startBrokerService(
   options: StartBrokerServiceOptions,

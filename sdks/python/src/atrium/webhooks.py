@@ -82,7 +82,13 @@ def verify_webhook(
             valid = True
     if not valid:
         raise WebhookVerificationError("no webhook-signature matches")
-    event = json.loads(raw)
+    try:
+        event = json.loads(raw)
+    except ValueError as error:
+        raise WebhookVerificationError("the body is not JSON") from error
     return WebhookEvent(
-        id=msg_id, type=event.get("type", ""), timestamp=event.get("timestamp", ""), data=event.get("data", {})
+        id=msg_id,
+        type=event.get("type", ""),
+        timestamp=event.get("timestamp", ""),
+        data=event.get("data", {}),
     )
