@@ -211,6 +211,35 @@ test("delivery: an event written before a crash arrives after the restart, signe
   assert.equal(receiver.received.length, 2);
 });
 
+test("delivery: a lease left by a crashed instance holds the row until it runs out", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const receiver = await startWebhookReceiver();
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({
+    sql: pg.sql,
+    env: webhookEnv({ WEBHOOK_DELIVERY: "false" }),
+  });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+    await receiver.close();
+  });
+  const hook = await subscribe(broker, receiver.url);
+  await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
+  // What an instance killed mid-request leaves behind: its lease on the row, nothing else.
+  await pg.sql.query(
+    "UPDATE broker_webhook_deliveries SET lease_owner = 'crashed', lease_until = now() + interval '1 hour'",
+  );
+  assert.equal((await broker.service.webhookWorker.runOnce()).claimed, 0);
+  assert.equal(receiver.received.length, 0);
+  await pg.sql.query(
+    "UPDATE broker_webhook_deliveries SET lease_until = now() - interval '1 second'",
+  );
+  assert.equal((await broker.service.webhookWorker.runOnce()).delivered, 1);
+  assert.equal(receiver.received.length, 1);
+  assert.ok(signatureValid(hook.secret, receiver.received[0]));
+});
+
 test("delivery: the embedded PGlite database claims and delivers too", {
   timeout: 60_000,
 }, async (t) => {
