@@ -124,6 +124,7 @@ async function serve(
     broker: broker.client,
     allowedReturnDomains: config.allowedReturnDomains,
     publicUrl: config.publicUrl,
+    inboundKeysRequired: config.requireApiKey,
   });
   const implementation = config.requireApiKey
     ? guardWithApiKeys(gatewayV1.GatewayService, handlers, {
