@@ -17,6 +17,7 @@ import { atriumStartEnv } from "./atrium-start-env.js";
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 const artifacts = join(repoRoot, "test", "artifacts", "console");
 const brokerKey = "console-test-broker-key";
+const operatorKey = "operator-secret-key";
 const xssWorkspace = `ws-<img src=x onerror="window.__xss=1">-<script>window.__xss=2</script>`;
 
 async function startAtrium(dataDir: string) {
@@ -28,6 +29,12 @@ async function startAtrium(dataDir: string) {
       ...startEnv,
       API_KEYS: brokerKey,
       LOG_LEVEL: "warn",
+      // Webhook subscriptions need a keyed gateway; the receiver below is on loopback http.
+      GATEWAY_REQUIRE_API_KEY: "true",
+      GATEWAY_API_KEYS: operatorKey,
+      WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+      WEBHOOK_RETRY_BASE_MS: "100",
+      WEBHOOK_POLL_INTERVAL_MS: "50",
     },
     stdio: ["ignore", "pipe", "inherit"],
     detached: true,
@@ -44,6 +51,7 @@ async function startAtrium(dataDir: string) {
   return {
     gateway: `http://127.0.0.1:${ports.gwRest}`,
     broker: `http://127.0.0.1:${ports.brokerRest}`,
+    agent: `http://127.0.0.1:${ports.agent}`,
     stop() {
       try {
         process.kill(-child.pid!, "SIGKILL");
@@ -75,7 +83,7 @@ async function brokerCall(
   return json;
 }
 
-test("the console's credentials page lists, escapes and revokes connections", async (t) => {
+test("the console lists, escapes and revokes connections; shows providers, audit, webhook deliveries and traces", async (t) => {
   const executablePath = findChromium(process.env.CHROMIUM_PATH);
   if (!executablePath) {
     // As with the browser tool: skipped on a developer machine, a failure in CI.
@@ -89,6 +97,21 @@ test("the console's credentials page lists, escapes and revokes connections", as
   await mkdir(artifacts, { recursive: true });
   const atrium = await startAtrium(dataDir);
   t.after(() => atrium.stop());
+
+  // A webhook receiver that fails its first delivery, so the console has a retry to show.
+  let received = 0;
+  const receiver = createServer((_request, response) => {
+    received += 1;
+    response.statusCode = received === 1 ? 500 : 204;
+    response.end();
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  t.after(() => receiver.close());
+  const webhook = await brokerCall(atrium.broker, "POST", "/webhooks", {
+    name: "ops-alerts",
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    event_types: ["connection.created", "connection.revoked"],
+  });
 
   // The provider's user-info endpoint, which the broker calls to validate a captured key.
   const userInfo = createServer((_request, response) => response.end("{}"));
@@ -137,7 +160,7 @@ test("the console's credentials page lists, escapes and revokes connections", as
 
   const response = await page.goto(`${atrium.gateway}/console/`);
   assert.match(response?.headers()["content-security-policy"] ?? "", /frame-ancestors 'none'/);
-  await page.getByLabel("Operator key").fill("operator-secret-key");
+  await page.getByLabel("Operator key").fill(operatorKey);
   await page.getByRole("button", { name: "Use key" }).click();
 
   const keptRow = page.locator(`tr[data-connection="${kept.id}"]`);
@@ -149,7 +172,7 @@ test("the console's credentials page lists, escapes and revokes connections", as
   assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
   assert.deepEqual(dialogs, []);
   // The key never appears in a URL the console requests.
-  assert.ok(requestedUrls.every((url) => !url.includes("operator-secret-key")));
+  assert.ok(requestedUrls.every((url) => !url.includes(operatorKey)));
   await page.screenshot({ path: join(artifacts, "credentials-1280.png"), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: join(artifacts, "credentials-390.png"), fullPage: true });
@@ -171,4 +194,51 @@ test("the console's credentials page lists, escapes and revokes connections", as
   );
   assert.equal(audit.events.length, 1, JSON.stringify(audit));
   assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
+
+  // Providers: the fingerprint, never a secret.
+  await page.getByRole("button", { name: "Providers" }).click();
+  const providerRow = page.locator(`tr[data-provider="${provider.id}"]`);
+  await providerRow.waitFor();
+  assert.equal(await providerRow.locator("td").first().textContent(), "console-static");
+
+  // Audit: the revoke made in the console, found by its filters.
+  await page.getByRole("button", { name: "Audit" }).click();
+  await page.getByLabel("Event type").fill("connection.revoked");
+  await page.getByLabel("Resource id").fill(kept.id);
+  await page.getByRole("button", { name: "Filter" }).click();
+  await page.getByRole("status").filter({ hasText: "Events 1–1 of 1" }).waitFor();
+  await page.locator("tr[data-audit]").first().waitFor();
+
+  // Webhooks: the subscription, and its deliveries with the failed first attempt.
+  const deadline = Date.now() + 30_000;
+  while (received < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(received >= 3, `webhook deliveries received: ${received}`);
+  await page.getByRole("button", { name: "Webhooks" }).click();
+  await page.locator(`tr[data-webhook="${webhook.id}"]`).getByRole("button").click();
+  const deliveries = page.locator("tr[data-delivery]");
+  await deliveries.first().waitFor();
+  const statuses = await page.locator("tr[data-delivery] td.status").allTextContents();
+  assert.ok(statuses.includes("delivered"), statuses.join());
+  const retried = page.locator("tr[data-delivery]", { hasText: "2 attempts" });
+  await retried.getByRole("button").click();
+  await page.locator("tr.sub", { hasText: "HTTP 500" }).waitFor();
+  await page.locator("tr.sub", { hasText: "HTTP 204" }).waitFor();
+
+  // Traces: a chat whose message is hostile markup, listed and shown as text.
+  const chat = await fetch(`${atrium.agent}/api/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: `hello <img src=x onerror="window.__xss=3">`, user_id: "u1" }),
+  });
+  assert.equal(chat.status, 200, await chat.clone().text());
+  const { workflow_id, step_id } = (await chat.json()) as { workflow_id: string; step_id: string };
+  await page.getByRole("button", { name: "Traces" }).click();
+  await page.locator(`li[data-workflow="${workflow_id}"]`).waitFor();
+  await page.locator(`button[data-step="${step_id}"]`).click();
+  await page.locator("ol.events li").first().waitFor();
+  assert.match((await page.locator("ol.events").textContent()) ?? "", /<img src=x onerror=/);
+  assert.equal(await page.locator("ol.events img, ol.events script").count(), 0);
+  await page.screenshot({ path: join(artifacts, "traces-1280.png"), fullPage: true });
+  assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
+  assert.deepEqual(dialogs.slice(1), []);
 });

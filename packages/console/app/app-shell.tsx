@@ -5,12 +5,14 @@ import { AuditPage } from "./audit-page";
 import { CredentialsPage } from "./credentials-page";
 import { ProvidersPage } from "./providers-page";
 import { TracesPage } from "./traces-page";
+import { WebhooksPage } from "./webhooks-page";
 
 /** The pages, each at its own `#hash` so a link or a reload opens it. */
 const pages: { id: string; title: string; page: ComponentType }[] = [
   { id: "credentials", title: "Credentials", page: CredentialsPage },
   { id: "providers", title: "Providers", page: ProvidersPage },
   { id: "audit", title: "Audit", page: AuditPage },
+  { id: "webhooks", title: "Webhooks", page: WebhooksPage },
   { id: "traces", title: "Traces", page: TracesPage },
 ];
 

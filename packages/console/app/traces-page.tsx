@@ -14,6 +14,9 @@ interface TraceEvent {
   data?: Record<string, unknown>;
 }
 
+const text = (value: unknown) =>
+  typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
+
 /** One line per event: what it was and its content, as text (trace data is untrusted). */
 function EventRow(props: { event: TraceEvent }) {
   const { type, data = {} } = props.event;
@@ -22,11 +25,12 @@ function EventRow(props: { event: TraceEvent }) {
   else if (type === "tool_start")
     summary = `${data.tool ?? "tool"}(${JSON.stringify(data.arguments ?? {})})`;
   else if (type === "tool_result")
-    summary = `${data.tool ?? "tool"} → ${data.ok === false ? `error: ${data.error}` : String(data.result ?? "")}`;
+    summary = `${data.tool ?? "tool"} → ${data.ok === false ? `error: ${data.error}` : text(data.result)}`;
   else if (type === "llm_request")
     summary = `${data.model ?? ""} ${data.purpose ?? ""}: ${data.prompt_preview ?? ""}`;
   else if (type === "llm_response")
     summary = `${data.model ?? ""} ${data.purpose ?? ""} in ${data.duration_ms ?? "?"} ms${data.error ? `: ${data.error}` : ""}`;
+  else if (type === "step_complete") summary = `${data.status ?? ""}: ${text(data.summary)}`;
   else summary = JSON.stringify(data);
   return (
     <li class={`event event-${type}`}>

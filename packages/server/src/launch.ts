@@ -29,6 +29,8 @@ export async function embeddedEnv(env: Env): Promise<{ env: Env; devKeysPath: st
       BROKER_API_KEY: brokerKey,
       MEMORY_URL: "http://127.0.0.1:8080",
       MEMORY_GRPC_URL: "http://127.0.0.1:9090",
+      // The gateway (MCP's ask, the console's traces) follows the agent host's port.
+      AGENT_CHAT_URL: `http://127.0.0.1:${env.AGENT_PORT ?? "8000"}/api/v1`,
       MEMORY_HOST: host,
       BROKER_HOST: host,
       GATEWAY_HOST: host,
