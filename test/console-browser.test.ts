@@ -200,6 +200,7 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   const providerRow = page.locator(`tr[data-provider="${provider.id}"]`);
   await providerRow.waitFor();
   assert.equal(await providerRow.locator("td").first().textContent(), "console-static");
+  await page.screenshot({ path: join(artifacts, "providers-1280.png"), fullPage: true });
 
   // Audit: the revoke made in the console, found by its filters.
   await page.getByRole("button", { name: "Audit" }).click();
@@ -208,6 +209,7 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   await page.getByRole("button", { name: "Filter" }).click();
   await page.getByRole("status").filter({ hasText: "Events 1–1 of 1" }).waitFor();
   await page.locator("tr[data-audit]").first().waitFor();
+  await page.screenshot({ path: join(artifacts, "audit-1280.png"), fullPage: true });
 
   // Webhooks: the subscription, and its deliveries with the failed first attempt.
   const deadline = Date.now() + 30_000;
@@ -223,6 +225,7 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   await retried.getByRole("button").click();
   await page.locator("tr.sub", { hasText: "HTTP 500" }).waitFor();
   await page.locator("tr.sub", { hasText: "HTTP 204" }).waitFor();
+  await page.screenshot({ path: join(artifacts, "webhooks-1280.png"), fullPage: true });
 
   // Traces: a chat whose message is hostile markup, listed and shown as text.
   const chat = await fetch(`${atrium.agent}/api/v1/chat`, {
@@ -239,6 +242,22 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   assert.match((await page.locator("ol.events").textContent()) ?? "", /<img src=x onerror=/);
   assert.equal(await page.locator("ol.events img, ol.events script").count(), 0);
   await page.screenshot({ path: join(artifacts, "traces-1280.png"), fullPage: true });
+
+  // The live view, opened before the workflow runs: its events appear while POST /chat runs.
+  const liveId = "wf_console_live";
+  await page.getByLabel("Workflow id").fill(liveId);
+  await page.getByRole("button", { name: "Watch live" }).click();
+  await page.getByRole("status").filter({ hasText: "Live: live" }).waitFor();
+  assert.equal(await page.locator("ol.events li").count(), 0);
+  const live = await fetch(`${atrium.agent}/api/v1/chat`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ message: "what did I say?", user_id: "u1", workflow_id: liveId }),
+  });
+  assert.equal(live.status, 200, await live.clone().text());
+  await page.locator("ol.events li.event-step_complete").waitFor();
+  assert.ok((await page.locator("ol.events li").count()) > 1);
+  await page.screenshot({ path: join(artifacts, "traces-live-1280.png"), fullPage: true });
   assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
   assert.deepEqual(dialogs.slice(1), []);
 });

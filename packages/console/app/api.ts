@@ -60,6 +60,7 @@ export async function readEventStream(
   lastEventId: string | undefined,
   onEvent: (event: StreamEvent) => void,
   signal: AbortSignal,
+  onOpen?: () => void,
 ): Promise<void> {
   const headers: Record<string, string> = { accept: "text/event-stream" };
   const key = operatorKey();
@@ -69,6 +70,7 @@ export async function readEventStream(
   if (!response.ok || !response.body) {
     throw new ApiError(response.status, `${response.status}: the stream could not be opened`);
   }
+  onOpen?.();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {

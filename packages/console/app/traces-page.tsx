@@ -50,15 +50,10 @@ function LiveView(props: { workflowId: string }) {
     const connect = async () => {
       while (!controller.signal.aborted) {
         try {
-          setState(
-            attempt === 0 ? "connecting" : `reconnecting from event ${lastId.current ?? "start"}`,
-          );
           await readEventStream(
             `/v1/operator/workflows/${encodeURIComponent(props.workflowId)}/stream`,
             lastId.current,
             (message) => {
-              attempt = 0;
-              setState("live");
               if (message.id) lastId.current = message.id;
               try {
                 const parsed = JSON.parse(message.data) as TraceEvent;
@@ -71,14 +66,21 @@ function LiveView(props: { workflowId: string }) {
               }
             },
             controller.signal,
+            () => {
+              attempt = 0;
+              setState("live");
+            },
           );
-          setState("ended");
-          return;
+          // The server ends a stream with its step; the next step of the workflow is followed
+          // from the last event shown.
+          setState("step finished; waiting for the next step");
+          attempt = 1;
         } catch {
           if (controller.signal.aborted) return;
           attempt += 1;
-          await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+          setState(`reconnecting from event ${lastId.current ?? "start"}`);
         }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
       }
     };
     void connect();
@@ -104,6 +106,7 @@ export function TracesPage() {
   const [selected, setSelected] = useState<{ workflowId: string; stepId?: string } | undefined>();
   const [history, setHistory] = useState<TraceEvent[] | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [watch, setWatch] = useState("");
 
   useEffect(() => {
     callApi<{ workflows?: Workflow[] }>("GET", "/v1/operator/workflows?limit=50")
@@ -128,6 +131,24 @@ export function TracesPage() {
           {error}
         </p>
       )}
+      <form
+        class="inline"
+        onSubmit={(event) => {
+          event.preventDefault();
+          if (watch.trim()) setSelected({ workflowId: watch.trim() });
+        }}
+      >
+        <label>
+          Workflow id
+          <input
+            name="workflow"
+            value={watch}
+            placeholder="chat_…"
+            onInput={(event) => setWatch(event.currentTarget.value)}
+          />
+        </label>
+        <button type="submit">Watch live</button>
+      </form>
       {workflows && workflows.length === 0 && <p class="note">No workflows have run yet.</p>}
       <div class="split">
         <ul class="workflows">

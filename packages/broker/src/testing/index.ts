@@ -5,3 +5,9 @@ export {
   type TestOidcProvider,
   type TestOidcProviderOptions,
 } from "./test-oidc-provider.js";
+export {
+  type ReceivedWebhook,
+  type ReceiverAnswer,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from "./webhook-receiver.js";

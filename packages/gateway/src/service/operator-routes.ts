@@ -94,6 +94,8 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
         "x-accel-buffering": "no",
       });
       reply.hijack();
+      // The console learns the stream is open now, not at the first event (maybe seconds away).
+      reply.raw.flushHeaders();
       const events = Readable.fromWeb(response.body as import("node:stream/web").ReadableStream);
       events.on("error", () => reply.raw.end());
       events.pipe(reply.raw);
