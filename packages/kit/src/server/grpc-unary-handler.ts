@@ -4,7 +4,7 @@ import {
   type OutgoingHttpHeaders,
   type ServerHttp2Stream,
 } from "node:http2";
-import type { Message } from "@bufbuild/protobuf";
+import { create, isMessage, type Message } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -13,12 +13,10 @@ import {
   type HandlerContext,
   type Interceptor,
   type MethodImplSpec,
+  type UnaryRequest,
+  type UnaryResponse,
 } from "@connectrpc/connect";
-import {
-  createMethodSerializationLookup,
-  invokeUnaryImplementation,
-  type Serialization,
-} from "@connectrpc/connect/protocol";
+import { createMethodSerializationLookup, type Serialization } from "@connectrpc/connect/protocol";
 import {
   contentTypeProto,
   parseContentType,
@@ -46,8 +44,11 @@ export type GrpcStreamHandler = (
 interface UnaryMethod {
   spec: MethodImplSpec & { kind: "unary" };
   input: Serialization<Message>;
-  output: Serialization<Message>;
+  /** The enveloped answer for a handler's result. */
+  frame(result: unknown): Buffer;
 }
+
+type AnyFn = Parameters<Interceptor>[0];
 
 const envelopeHeaderBytes = 5;
 const compressedFlag = 0b1;
@@ -78,10 +79,32 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
         undefined,
         limits,
       );
+      const output = serialization.getO(true);
+      const frameOf = (result: unknown) =>
+        envelope(
+          output.serialize(
+            isMessage(result, spec.method.output)
+              ? result
+              : create(spec.method.output, result as Parameters<typeof create>[1]),
+          ),
+        );
+      // As on REST (transcoder.ts): a frozen result (freezeResult) cannot change, so it is
+      // encoded once however often a cache returns the same object.
+      const frozenFrames = new WeakMap<object, Buffer>();
       methods.set(`/${service.typeName}/${spec.method.name}`, {
         spec,
         input: serialization.getI(true),
-        output: serialization.getO(true),
+        frame(result) {
+          if (typeof result !== "object" || result === null || !Object.isFrozen(result)) {
+            return frameOf(result);
+          }
+          let frame = frozenFrames.get(result);
+          if (frame === undefined) {
+            frame = frameOf(result);
+            frozenFrames.set(result, frame);
+          }
+          return frame;
+        },
       });
     }
   }
@@ -92,12 +115,17 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     headers: IncomingHttpHeaders,
     body: Buffer,
   ) {
-    const controller = new AbortController();
+    // The signal is made when someone asks for it (few handlers do), and a finished call leaves
+    // it alone: aborting it would cost a DOMException and an event dispatch per call.
+    let controller: AbortController | undefined;
+    const signalController = () => {
+      if (controller === undefined) controller = new AbortController();
+      return controller;
+    };
+    const abort = (reason: ConnectError) => signalController().abort(reason);
     let done = false;
-    // A finished call leaves its signal alone: aborting it costs a DOMException and an event
-    // dispatch per call, and nothing listens once the answer is out.
     stream.once("close", () => {
-      if (!done) controller.abort(canceled());
+      if (!done) abort(canceled());
     });
     const timeout = parseTimeout(
       (headers["grpc-timeout"] as string | undefined) ?? null,
@@ -107,45 +135,92 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     const deadline = timeout.timeoutMs === undefined ? undefined : Date.now() + timeout.timeoutMs;
     if (timeout.timeoutMs !== undefined && timeout.timeoutMs <= maxTimerMs) {
       timer = setTimeout(
-        () => controller.abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
+        () => abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)),
         timeout.timeoutMs,
       );
     }
+    const requestHeader = toHeaders(headers);
+    const values = options.contextValues(stream, headers);
+    const url = () =>
+      `${stream.session?.encrypted ? "https" : "http"}://${headers[":authority"]}${headers[":path"]}`;
     const context: HandlerContext = {
       service: method.spec.method.parent,
       method: method.spec.method,
       requestMethod: "POST",
       protocolName: "grpc",
-      url: `${stream.session?.encrypted ? "https" : "http"}://${headers[":authority"]}${headers[":path"]}`,
-      signal: controller.signal,
+      get url() {
+        return url();
+      },
+      get signal() {
+        return signalController().signal;
+      },
       timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
-      requestHeader: toHeaders(headers),
+      requestHeader,
       responseHeader: new Headers(),
       responseTrailer: new Headers(),
-      values: options.contextValues(stream, headers),
+      values,
     };
+    let responseHeader = context.responseHeader;
+    let responseTrailer = context.responseTrailer;
     let frame: Buffer;
     try {
       if (timeout.error) throw timeout.error;
       const input = method.input.parse(unwrapEnvelope(body));
-      const output = await invokeUnaryImplementation(method.spec, context, input, interceptors);
-      const bytes = method.output.serialize(output);
-      frame = Buffer.allocUnsafe(envelopeHeaderBytes + bytes.byteLength);
-      frame[0] = 0;
-      frame.writeUInt32BE(bytes.byteLength, 1);
-      frame.set(bytes, envelopeHeaderBytes);
+      const request: UnaryRequest = {
+        stream: false,
+        service: context.service,
+        method: method.spec.method,
+        requestMethod: "POST",
+        get url() {
+          return url();
+        },
+        get signal() {
+          return context.signal;
+        },
+        header: requestHeader,
+        contextValues: values,
+        message: input,
+      };
+      // Connect's applyInterceptors, without turning the result into a message yet: `frame`
+      // needs the handler's own object to find a frozen one. An interceptor that passed the
+      // request on as it is leaves the handler the context as it is.
+      const call = interceptors.reduceRight<AnyFn>(
+        (next, interceptor) => interceptor(next),
+        async (req) => ({
+          stream: false,
+          service: req.service,
+          method: method.spec.method,
+          header: context.responseHeader,
+          trailer: context.responseTrailer,
+          message: (await method.spec.impl(
+            (req as UnaryRequest).message,
+            req === request
+              ? context
+              : {
+                  ...context,
+                  requestHeader: req.header,
+                  signal: req.signal,
+                  values: req.contextValues,
+                },
+          )) as Message,
+        }),
+      );
+      const res = (await call(request)) as UnaryResponse;
+      responseHeader = res.header;
+      responseTrailer = res.trailer;
+      frame = method.frame(res.message);
     } catch (error) {
       done = true;
       clearTimeout(timer);
       // Trailers-only: the status travels in the one header block, as gRPC allows for errors.
       const trailer = setTrailerStatus(
-        new Headers(context.responseTrailer),
+        new Headers(responseTrailer),
         error instanceof ConnectError
           ? error
           : new ConnectError("internal error", Code.Internal, undefined, undefined, error),
       );
       send(stream, () =>
-        stream.respond(toOutgoing(trailer, toOutgoing(context.responseHeader, responseHead())), {
+        stream.respond(toOutgoing(trailer, toOutgoing(responseHeader, responseHead())), {
           endStream: true,
         }),
       );
@@ -153,9 +228,9 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     }
     done = true;
     clearTimeout(timer);
-    const trailer = toOutgoing(context.responseTrailer, { "grpc-status": "0" });
+    const trailer = toOutgoing(responseTrailer, { "grpc-status": "0" });
     send(stream, () => {
-      stream.respond(toOutgoing(context.responseHeader, responseHead()), { waitForTrailers: true });
+      stream.respond(toOutgoing(responseHeader, responseHead()), { waitForTrailers: true });
       stream.once("wantTrailers", () => stream.sendTrailers(trailer));
       stream.end(frame);
     });
@@ -253,6 +328,14 @@ function unwrapEnvelope(body: Buffer): Uint8Array {
     );
   }
   return body.subarray(envelopeHeaderBytes, end);
+}
+
+function envelope(message: Uint8Array): Buffer {
+  const frame = Buffer.allocUnsafe(envelopeHeaderBytes + message.byteLength);
+  frame[0] = 0;
+  frame.writeUInt32BE(message.byteLength, 1);
+  frame.set(message, envelopeHeaderBytes);
+  return frame;
 }
 
 function toHeaders(headers: IncomingHttpHeaders): Headers {
