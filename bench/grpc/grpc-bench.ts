@@ -16,35 +16,70 @@ import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { grpcEnvelope, grpcHeaders, type H2loadResult, h2load } from "../lib/h2load.js";
+import {
+  grpcEnvelope,
+  grpcHeaders,
+  type H2loadOptions,
+  type H2loadResult,
+  h2load,
+} from "../lib/h2load.js";
 import { round } from "../lib/load.js";
+import { processCpuMs } from "../lib/process-cpu.js";
 import { startMemoryProcess, startServiceProcess } from "../lib/service-process.js";
 import { chainChecksDone } from "../memory/chain-checks.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const cpuRequests = Number(process.env.BENCH_CPU_REQUESTS ?? 30_000);
 
 interface Row extends H2loadResult {
   name: string;
   /** Every round's figure, in order; `rps` is their median. */
   rounds: number[];
+  /** Server CPU (user + system) per call over `cpuRequests` calls, µs. */
+  cpuUsPerCall?: number;
 }
 
-/** Runs every load once per round, in turn, and keeps each one's median round. */
-async function alternate(loads: Record<string, () => Promise<H2loadResult | undefined>>) {
+type Load = (
+  mode: Pick<H2loadOptions, "durationS" | "requests">,
+) => Promise<H2loadResult | undefined>;
+
+async function measured(name: string, load: Load, mode: Parameters<Load>[0]) {
+  const result = await load(mode);
+  if (!result) throw new Error("h2load is not installed (Debian: nghttp2-client)");
+  if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`);
+  return result;
+}
+
+/**
+ * Runs every load for BENCH_DURATION_S once per round, in turn, and keeps each one's median
+ * round; then counts the CPU the server process spends on `cpuRequests` calls of each.
+ */
+async function alternate(pid: number, loads: Record<string, Load>): Promise<Row[]> {
   const runs: Record<string, H2loadResult[]> = {};
   for (let i = 0; i < rounds; i++) {
     for (const [name, load] of Object.entries(loads)) {
-      const result = await load();
-      if (!result) throw new Error("h2load is not installed (Debian: nghttp2-client)");
-      if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed requests`);
-      runs[name] = [...(runs[name] ?? []), result];
+      runs[name] = [...(runs[name] ?? []), await measured(name, load, { durationS })];
     }
   }
-  return Object.entries(runs).map(([name, results]): Row => {
+  const rows: Row[] = [];
+  for (const [name, load] of Object.entries(loads)) {
+    const results = runs[name] as H2loadResult[];
     const median = [...results].sort((a, b) => a.rps - b.rps)[Math.floor(results.length / 2)];
-    return { name, ...(median as H2loadResult), rounds: results.map((r) => r.rps) };
-  });
+    const before = processCpuMs(pid);
+    const counted = await measured(name, load, { requests: cpuRequests });
+    const after = processCpuMs(pid);
+    rows.push({
+      name,
+      ...(median as H2loadResult),
+      rounds: results.map((r) => r.rps),
+      cpuUsPerCall:
+        before === undefined || after === undefined
+          ? undefined
+          : round(((after - before) * 1000) / counted.done),
+    });
+  }
+  return rows;
 }
 
 async function noopPart(): Promise<Row[]> {
@@ -57,21 +92,23 @@ async function noopPart(): Promise<Row[]> {
     const body = grpcEnvelope(
       toBinary(memoryV1.HealthCheckRequestSchema, create(memoryV1.HealthCheckRequestSchema)),
     );
-    const load = (baseUrl: string) => () =>
-      h2load({
-        url: `${baseUrl}${path}`,
-        durationS,
-        clients: 10,
-        streams: 10,
-        body,
-        headers: grpcHeaders,
-      });
+    const load =
+      (baseUrl: string): Load =>
+      (mode) =>
+        h2load({
+          url: `${baseUrl}${path}`,
+          ...mode,
+          clients: 10,
+          streams: 10,
+          body,
+          headers: grpcHeaders,
+        });
     for (const baseUrl of Object.values(server.urls)) {
       const client = createClient(memoryV1.MemoryService, createGrpcTransport({ baseUrl }));
       const answer = await client.healthCheck({});
       if (answer.status !== "healthy") throw new Error(`${baseUrl} answered ${answer.status}`);
     }
-    return await alternate({
+    return await alternate(server.pid, {
       "no-op, Atrium service host (kit gRPC server, interceptors)": load(server.urls.atrium),
       "no-op, @grpc/grpc-js server (reference)": load(server.urls.grpcJs),
       "no-op, Connect's Node handler alone (the previous transport)": load(server.urls.connect),
@@ -124,20 +161,20 @@ async function getContextPart(): Promise<Row[]> {
         create(memoryV1.GetContextRequestSchema, { sessionId }),
       ),
     );
-    return await alternate({
-      "GetContext over gRPC (2 connections × 10 streams)": () =>
+    return await alternate(server.pid, {
+      "GetContext over gRPC (2 connections × 10 streams)": (mode) =>
         h2load({
           url: `${server.urls.grpc}/memory.v1.MemoryService/GetContext`,
-          durationS,
+          ...mode,
           clients: 2,
           streams: 10,
           body,
           headers: grpcHeaders,
         }),
-      "GetContext over REST (20 HTTP/1.1 connections)": () =>
+      "GetContext over REST (20 HTTP/1.1 connections)": (mode) =>
         h2load({
           url: `${server.urls.rest}/api/v1/sessions/${sessionId}/context`,
-          durationS,
+          ...mode,
           clients: 20,
           h1: true,
         }),
@@ -151,17 +188,22 @@ async function getContextPart(): Promise<Row[]> {
 
 const noop = await noopPart();
 const context = await getContextPart();
-const ratio = (a: Row | undefined, b: Row | undefined) => round((a?.rps ?? 0) / (b?.rps ?? 1));
+const ratio = (a: number | undefined, b: number | undefined) => round((a ?? 0) / (b ?? 1));
 const summary = {
-  "Atrium no-op / grpc-js no-op": ratio(noop[0], noop[1]),
-  "GetContext gRPC / REST": ratio(context[0], context[1]),
+  "no-op throughput, Atrium / grpc-js (goal ≥ 0.67)": ratio(noop[0]?.rps, noop[1]?.rps),
+  "no-op CPU per call, Atrium / grpc-js (goal ≤ 1.5)": ratio(
+    noop[0]?.cpuUsPerCall,
+    noop[1]?.cpuUsPerCall,
+  ),
+  "GetContext throughput, gRPC / REST (goal ≥ 0.6)": ratio(context[0]?.rps, context[1]?.rps),
 };
 console.table(
-  [...noop, ...context].map(({ name, rps, meanMs, rounds }) => ({
+  [...noop, ...context].map(({ name, rps, meanMs, rounds, cpuUsPerCall }) => ({
     name,
     rps,
     meanMs,
     rounds: rounds.join(" / "),
+    cpuUsPerCall,
   })),
 );
 console.table(summary);

@@ -7,7 +7,9 @@ import { round } from "./load.js";
 
 export interface H2loadOptions {
   url: string;
-  durationS: number;
+  /** Measured for this long after a second of warm-up; or else `requests` are sent. */
+  durationS?: number;
+  requests?: number;
   /** Connections. */
   clients: number;
   /** Concurrent streams per connection (HTTP/2 only). */
@@ -20,6 +22,8 @@ export interface H2loadOptions {
 }
 
 export interface H2loadResult {
+  /** Requests answered (in the measured period). */
+  done: number;
   rps: number;
   /** Mean time per request in ms: h2load reports no percentiles. */
   meanMs: number;
@@ -43,7 +47,9 @@ function h2loadMs(figure: string): number {
  */
 export async function h2load(options: H2loadOptions): Promise<H2loadResult | undefined> {
   const dir = mkdtempSync(join(tmpdir(), "h2load-"));
-  const args = [`-c${options.clients}`, `-D${options.durationS}`, "--warm-up-time=1"];
+  const args = [`-c${options.clients}`];
+  if (options.durationS !== undefined) args.push(`-D${options.durationS}`, "--warm-up-time=1");
+  else args.push(`-n${options.requests}`);
   if (options.h1) args.push("--h1");
   else args.push(`-m${options.streams ?? 1}`);
   if (options.body !== undefined) {
@@ -67,6 +73,7 @@ export async function h2load(options: H2loadOptions): Promise<H2loadResult | und
   }
   const count = (pattern: RegExp) => Number(pattern.exec(out)?.[1] ?? 0);
   return {
+    done: count(/requests: \d+ total, \d+ started, (\d+) done/),
     rps: round(Number(/finished in [\d.]+\w+, ([\d.]+) req\/s/.exec(out)?.[1] ?? Number.NaN)),
     meanMs: h2loadMs(/time for request:\s+\S+\s+\S+\s+(\S+)/.exec(out)?.[1] ?? ""),
     errors:

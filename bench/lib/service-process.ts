@@ -39,6 +39,7 @@ export async function startServiceProcess<Urls>(script: URL, env: Record<string,
   const urls = JSON.parse(line) as Urls;
   return {
     urls,
+    pid: child.pid as number,
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");
