@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { once } from "node:events";
 import * as http2 from "node:http2";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { memoryV1 } from "@atrium/api";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type ServiceImpl } from "@connectrpc/connect";
@@ -136,6 +140,29 @@ describe("gRPC server: the direct unary path and Connect's router side by side",
     }
     const web = createClient(MemoryService, createGrpcWebTransport({ baseUrl, httpVersion: "2" }));
     assert.equal((await web.createSession({ tenantId: "web" })).sessionId, "s-web");
+  });
+
+  test("buf curl reaches the same implementation in gRPC, Connect and gRPC-Web", async () => {
+    createSession = (request) => ({ sessionId: `s-${request.tenantId}` });
+    const root = fileURLToPath(new URL("../../../../", import.meta.url));
+    for (const protocol of ["grpc", "connect", "grpcweb"]) {
+      const { stdout } = await promisify(execFile)(
+        join(root, "node_modules/.bin/buf"),
+        [
+          "curl",
+          "--protocol",
+          protocol,
+          "--http2-prior-knowledge",
+          "--schema",
+          ".",
+          "-d",
+          JSON.stringify({ tenantId: `curl-${protocol}` }),
+          `${baseUrl}/memory.v1.MemoryService/CreateSession`,
+        ],
+        { cwd: root },
+      );
+      assert.deepEqual(JSON.parse(stdout), { sessionId: `s-curl-${protocol}` }, protocol);
+    }
   });
 
   /**
