@@ -54,10 +54,10 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
     refuseUnsafeInput(),
   ];
-  const contextValues = (socket: Socket, forwardedFor: string | string[] | undefined) =>
+  const contextValues = (socket: Socket | undefined, forwardedFor: string | string[] | undefined) =>
     createContextValues()
-      .set(clientCertificateVerifiedKey, (socket as TLSSocket).authorized === true)
-      .set(callerAddressKey, callerAddress.resolve(socket.remoteAddress, forwardedFor));
+      .set(clientCertificateVerifiedKey, (socket as TLSSocket | undefined)?.authorized === true)
+      .set(callerAddressKey, callerAddress.resolve(socket?.remoteAddress, forwardedFor));
   const connectHandler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, implementation } of options.services) {
@@ -73,7 +73,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     services: options.services,
     interceptors,
     contextValues: (stream, headers) =>
-      contextValues(stream.session?.socket as Socket, headers["x-forwarded-for"]),
+      contextValues(stream.session?.socket, headers["x-forwarded-for"]),
     readMaxBytes: options.readMaxBytes,
   });
   const server = tls

@@ -61,8 +61,8 @@ const canceled = () => new ConnectError("the client closed the call", Code.Cance
  * transport send by default) served straight on the HTTP/2 stream, through the same method
  * implementations, interceptors and serialization as Connect's router. Connect's Node handler
  * runs every call through a pipeline of async iterables and aborts a fresh signal with a
- * DOMException when the call ends, which held a no-op method to a third of what
- * `@grpc/grpc-js` serves on this machine. Everything else (Connect and gRPC-Web protocols,
+ * DOMException when the call ends, which held a no-op method to a fifth of what
+ * `@grpc/grpc-js` serves on this machine (bench/grpc). Everything else (Connect and gRPC-Web protocols,
  * JSON, compression, streaming methods, unknown paths) is left to Connect.
  */
 export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcStreamHandler {
@@ -281,7 +281,13 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
       send(stream, () => stream.respond(toOutgoing(trailer, responseHead()), { endStream: true }));
     });
     stream.once("end", () => {
-      if (!refused) void serve(method, stream, headers, Buffer.concat(chunks, received));
+      if (refused) return;
+      // Whatever escapes the call's own error handling must not become an unhandled rejection,
+      // which would end the process.
+      serve(method, stream, headers, Buffer.concat(chunks, received)).catch((error) => {
+        logger.error({ err: error }, "rpc failed outside its handler");
+        if (!stream.destroyed) stream.close(constants.NGHTTP2_INTERNAL_ERROR);
+      });
     });
     return true;
   };
