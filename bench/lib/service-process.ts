@@ -8,7 +8,7 @@ export interface MemoryProcessUrls {
   grpc: string;
   /** A no-op Fastify route in the same process: the HTTP floor of the machine. */
   noop: string;
-  /** A no-op gRPC method (connect-node) in the same process. */
+  /** A no-op gRPC method on Connect's Node handler alone, in the same process. */
   noopGrpc: string;
 }
 
@@ -39,6 +39,7 @@ export async function startServiceProcess<Urls>(script: URL, env: Record<string,
   const urls = JSON.parse(line) as Urls;
   return {
     urls,
+    pid: child.pid as number,
     async stop() {
       child.kill("SIGTERM");
       await once(child, "exit");

@@ -24,6 +24,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
 import { startMemoryProcess } from "../lib/service-process.js";
 import { createBenchSearch, TURNS_PER_CHAIN } from "./bench-search.js";
+import { chainChecksDone } from "./chain-checks.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 const rate = Number(process.env.BENCH_RATE ?? 1000);
@@ -88,17 +89,6 @@ async function grpcLoad(
     p99: round(percentile(samples, 99)),
     errors,
   };
-}
-
-/** Waits until the background chain checks have caught up with every stored message. */
-async function chainChecksDone(sql: Sql) {
-  for (;;) {
-    const { rows } = await sql.query<{ n: string }>(
-      "SELECT count(*) AS n FROM memory_events WHERE chain_state = 'pending'",
-    );
-    if (Number(rows[0].n) === 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
 }
 
 async function throughputPart() {

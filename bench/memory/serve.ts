@@ -1,7 +1,8 @@
 // Child process of the benchmark: the memory service, a no-op Fastify route and a no-op gRPC
-// method (connect-node on its own HTTP/2 server, as the service host uses it) in one process,
-// so that the load generator (the parent) does not share their event loop. Prints one JSON line
-// with the URLs, stops on SIGTERM.
+// method (Connect's Node handler on its own HTTP/2 server, as the service host served every call
+// before its direct gRPC path; bench/grpc compares the transports) in one process, so that the
+// load generator (the parent) does not share their event loop. Prints one JSON line with the
+// URLs, stops on SIGTERM.
 import * as http2 from "node:http2";
 import { memoryV1 } from "@atrium/api";
 import { createLogger } from "@atrium/kit";

@@ -57,6 +57,8 @@ export function observeCalls(logger: Logger, metrics: RequestMetrics): Intercept
       const durationSeconds = Number(process.hrtime.bigint() - started) / 1e9;
       const status = error === undefined ? "OK" : Code[ConnectError.from(error).code];
       metrics.observe({ transport: "grpc", operation, status, durationSeconds });
+      // The line's headers are copied only when it will be written.
+      if (!logger.isLevelEnabled("info")) return;
       logger.info(
         {
           req: { method: req.requestMethod, headers: Object.fromEntries(req.header) },

@@ -17,6 +17,7 @@ import {
   refuseUnsafeInput,
   restrictCallers,
 } from "./grpc-interceptors.js";
+import { createGrpcUnaryHandler, type GrpcStreamHandler } from "./grpc-unary-handler.js";
 
 export interface ServiceRegistration {
   service: DescService;
@@ -39,44 +40,54 @@ export interface GrpcServer {
   close(graceMs: number): Promise<void>;
 }
 
-/** HTTP/2 server speaking gRPC, gRPC-Web and Connect through one Connect router. */
+/**
+ * HTTP/2 server speaking gRPC, gRPC-Web and Connect. Unary calls in plain binary gRPC, nearly all
+ * the traffic, take the direct path of grpc-unary-handler.ts; the rest goes through Connect's
+ * router. Both run the same implementations behind the same interceptors.
+ */
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
-  const handler = connectNodeAdapter({
+  const interceptors = [
+    observeCalls(logger, metrics),
+    normalizeErrors(logger),
+    restrictCallers(logger, callerAddress),
+    ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
+    refuseUnsafeInput(),
+  ];
+  const contextValues = (socket: Socket | undefined, forwardedFor: string | string[] | undefined) =>
+    createContextValues()
+      .set(clientCertificateVerifiedKey, (socket as TLSSocket | undefined)?.authorized === true)
+      .set(callerAddressKey, callerAddress.resolve(socket?.remoteAddress, forwardedFor));
+  const connectHandler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, implementation } of options.services) {
         router.service(service, implementation);
       }
     },
-    interceptors: [
-      observeCalls(logger, metrics),
-      normalizeErrors(logger),
-      restrictCallers(logger, callerAddress),
-      ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
-      refuseUnsafeInput(),
-    ],
-    contextValues: (req) =>
-      createContextValues()
-        .set(clientCertificateVerifiedKey, (req.socket as TLSSocket).authorized === true)
-        .set(
-          callerAddressKey,
-          callerAddress.resolve(req.socket.remoteAddress, req.headers["x-forwarded-for"]),
-        ),
+    interceptors,
+    contextValues: (req) => contextValues(req.socket, req.headers["x-forwarded-for"]),
+    readMaxBytes: options.readMaxBytes,
+  });
+  const grpcUnary = createGrpcUnaryHandler({
+    logger,
+    services: options.services,
+    interceptors,
+    contextValues: (stream, headers) =>
+      contextValues(stream.session?.socket, headers["x-forwarded-for"]),
     readMaxBytes: options.readMaxBytes,
   });
   const server = tls
-    ? http2.createSecureServer(
-        {
-          cert: tls.cert,
-          key: tls.key,
-          ca: tls.ca,
-          requestCert: tls.requireClientCert || tls.ca !== undefined,
-          rejectUnauthorized: tls.requireClientCert,
-          allowHTTP1: true,
-        },
-        handler,
-      )
-    : http2.createServer(handler);
+    ? http2.createSecureServer({
+        cert: tls.cert,
+        key: tls.key,
+        ca: tls.ca,
+        requestCert: tls.requireClientCert || tls.ca !== undefined,
+        rejectUnauthorized: tls.requireClientCert,
+        allowHTTP1: true,
+      })
+    : http2.createServer();
+  server.on("request", connectHandler);
+  routeStreams(server, grpcUnary);
 
   const sessions = new Set<http2.Http2Session>();
   const sockets = new Set<Socket>();
@@ -115,4 +126,32 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       });
     },
   };
+}
+
+/**
+ * Node's compatibility API (the "request" event Connect's adapter listens to) is itself a
+ * "stream" listener that wraps every stream in request/response objects. It is taken out and
+ * called only for the streams `direct` leaves, so that a stream served directly has no second
+ * reader or writer. HTTP/1.1 requests (TLS with allowHTTP1) reach "request" without it.
+ */
+function routeStreams(
+  server: http2.Http2Server | http2.Http2SecureServer,
+  direct: GrpcStreamHandler,
+) {
+  const [compatibility, ...others] = server.listeners("stream");
+  if (compatibility === undefined || others.length > 0) {
+    throw new Error("expected exactly Node's HTTP/2 compatibility listener on 'stream'");
+  }
+  server.removeListener("stream", compatibility as (...args: unknown[]) => void);
+  server.on(
+    "stream",
+    (
+      stream: http2.ServerHttp2Stream,
+      headers: http2.IncomingHttpHeaders,
+      flags: number,
+      rawHeaders: string[],
+    ) => {
+      if (!direct(stream, headers)) compatibility.call(server, stream, headers, flags, rawHeaders);
+    },
+  );
 }

@@ -2,7 +2,7 @@ import { request as httpsRequest } from "node:https";
 import { Writable } from "node:stream";
 import { memoryV1 } from "@atrium/api";
 import { createClient, type ServiceImpl } from "@connectrpc/connect";
-import { createGrpcTransport } from "@connectrpc/connect-node";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { type CryptoKey, SignJWT } from "jose";
 import { identityKey } from "../auth/identity.js";
 import { createLogger } from "../logger/logger.js";
@@ -151,10 +151,17 @@ function parse(text: string): Record<string, unknown> | string {
   }
 }
 
-export function memoryClient(baseUrl: string, tls?: TlsClient) {
-  const transport = createGrpcTransport({
-    baseUrl,
-    nodeOptions: tls ? { ca: tls.ca, cert: tls.cert?.cert, key: tls.cert?.key } : undefined,
-  });
+/**
+ * `grpc` is served by the host's direct gRPC path, `connect` (the Connect protocol on the same
+ * port) by Connect's router: both must answer the same.
+ */
+export type RpcProtocol = "grpc" | "connect";
+
+export function memoryClient(baseUrl: string, tls?: TlsClient, protocol: RpcProtocol = "grpc") {
+  const nodeOptions = tls ? { ca: tls.ca, cert: tls.cert?.cert, key: tls.cert?.key } : undefined;
+  const transport =
+    protocol === "grpc"
+      ? createGrpcTransport({ baseUrl, nodeOptions })
+      : createConnectTransport({ baseUrl, httpVersion: "2", nodeOptions });
   return createClient(memoryV1.MemoryService, transport);
 }

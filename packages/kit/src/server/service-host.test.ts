@@ -11,6 +11,7 @@ import {
   echoIdentity,
   jwtSecret,
   memoryClient,
+  type RpcProtocol,
   restCall,
   signJwt,
   type TlsClient,
@@ -59,19 +60,35 @@ async function restCreate(host: RunningHost, headers: Record<string, string>, tl
   return { status: res.status, sessionId, body: res.body };
 }
 
-/** CreateSession over gRPC; returns "OK" and the echoed identity, or the error code name. */
+/**
+ * CreateSession over gRPC; returns "OK" and the echoed identity, or the error code name. The
+ * same call is made in the Connect protocol, which the host serves on the same port through
+ * another path, and must end the same way.
+ */
 async function grpcCreate(
   host: RunningHost,
   headers: Record<string, string>,
   tls?: TlsClient,
   request = grpcBody,
 ) {
-  try {
-    const res = await memoryClient(host.grpcUrl, tls).createSession(request, { headers });
-    return { code: "OK", sessionId: res.sessionId };
-  } catch (error) {
-    return { code: Code[ConnectError.from(error).code], message: (error as Error).message };
-  }
+  const call = async (protocol: RpcProtocol) => {
+    try {
+      const res = await memoryClient(host.grpcUrl, tls, protocol).createSession(request, {
+        headers,
+      });
+      return { code: "OK", sessionId: res.sessionId };
+    } catch (error) {
+      return { code: Code[ConnectError.from(error).code], message: (error as Error).message };
+    }
+  };
+  const grpc = await call("grpc");
+  const connect = await call("connect");
+  assert.deepEqual(
+    { code: connect.code, sessionId: connect.sessionId },
+    { code: grpc.code, sessionId: grpc.sessionId },
+    "the Connect protocol ends as gRPC does",
+  );
+  return grpc;
 }
 
 const rejections = (host: RunningHost) =>
@@ -107,13 +124,12 @@ describe("service host without auth", () => {
     const rest = await restCall(`${host.restUrl}/api/v1/sessions/s1`);
     assert.equal(rest.status, 500);
     assert.deepEqual(rest.body, { code: "Internal", message: "internal error" });
-    try {
-      await memoryClient(host.grpcUrl).getSession({ sessionId: "s1" });
-      assert.fail("expected an error");
-    } catch (error) {
-      const e = ConnectError.from(error);
-      assert.equal(e.code, Code.Internal);
-      assert.equal(e.rawMessage, "internal error");
+    for (const protocol of ["grpc", "connect"] as const) {
+      const error = await memoryClient(host.grpcUrl, undefined, protocol)
+        .getSession({ sessionId: "s1" })
+        .then(() => assert.fail("expected an error"), ConnectError.from);
+      assert.equal(error.code, Code.Internal, protocol);
+      assert.equal(error.rawMessage, "internal error", protocol);
     }
     const failures = host.logs.raw();
     assert.ok(failures.includes("rpc failed"), "the cause is logged server-side");
@@ -238,7 +254,7 @@ describe("API key", () => {
       assert.equal((await grpcCreate(host, headers)).code, "Unauthenticated");
     }
     const logged = rejections(host).slice(before);
-    assert.equal(logged.length, 6);
+    assert.equal(logged.length, 9, "3 REST, 3 gRPC and 3 Connect calls");
     assert.ok(logged.every((e) => e.mechanism === "api_key"));
     assert.ok(!host.logs.raw().includes('wrong"'), "the presented key is never logged");
   });
@@ -502,7 +518,7 @@ describe("API key and JWT together", () => {
     assert.equal((await grpcCreate(host, keyOnly)).code, "Unauthenticated");
     assert.deepEqual(
       rejections(host).map((e) => e.mechanism),
-      ["api_key", "api_key", "jwt", "jwt"],
+      ["api_key", "api_key", "api_key", "jwt", "jwt", "jwt"],
     );
   });
 });
