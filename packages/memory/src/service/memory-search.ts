@@ -68,9 +68,7 @@ export function createMemorySearch(deps: {
     ];
     return {
       results: returned,
-      recalledChainIds: kept
-        .filter((r) => r.sourceType === "dialogue_page")
-        .map((r) => r.sourceId),
+      recalledChainIds: kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId),
     };
   };
 }

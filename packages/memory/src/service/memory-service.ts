@@ -28,11 +28,7 @@ import { createChainAccess } from "./chain-access.js";
 import { createContextMemo } from "./context-cache.js";
 import { createEntityFacts } from "./entity-facts.js";
 import { createEventWrites } from "./event-writes.js";
-import {
-  createMemorySearch,
-  DEFAULT_SEARCH_LIMIT,
-  MAX_SEARCH_LIMIT,
-} from "./memory-search.js";
+import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
 import { createSessionAccess } from "./session-access.js";
 import type { StmWindow } from "./stm-window.js";
 
