@@ -18,3 +18,11 @@ export {
   type RuleFinding,
   validateProviderRegistration,
 } from "./providers/provider-rules.js";
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from "./webhooks/webhook-events.js";
+export {
+  validateWebhookFields,
+  WEBHOOK_NAME_PATTERN,
+  WebhookFieldError,
+  type WebhookFields,
+  type WebhookRuleOptions,
+} from "./webhooks/webhook-rules.js";

@@ -1,6 +1,20 @@
-import { useState } from "preact/hooks";
+import type { ComponentType } from "preact";
+import { useEffect, useState } from "preact/hooks";
 import { forgetOperatorKey, operatorKey, rememberOperatorKey } from "./api";
+import { AuditPage } from "./audit-page";
 import { CredentialsPage } from "./credentials-page";
+import { ProvidersPage } from "./providers-page";
+import { TracesPage } from "./traces-page";
+
+/** The pages, each at its own `#hash` so a link or a reload opens it. */
+const pages: { id: string; title: string; page: ComponentType }[] = [
+  { id: "credentials", title: "Credentials", page: CredentialsPage },
+  { id: "providers", title: "Providers", page: ProvidersPage },
+  { id: "audit", title: "Audit", page: AuditPage },
+  { id: "traces", title: "Traces", page: TracesPage },
+];
+
+const pageFromHash = () => pages.find((page) => `#${page.id}` === window.location.hash) ?? pages[0];
 
 /** Asks for the operator key once per tab; the field is a password field so it is not shown. */
 function KeyForm(props: { onSaved: () => void }) {
@@ -32,14 +46,30 @@ function KeyForm(props: { onSaved: () => void }) {
 
 export function App() {
   const [hasKey, setHasKey] = useState(operatorKey() !== undefined);
+  const [current, setCurrent] = useState(pageFromHash);
+  useEffect(() => {
+    const follow = () => setCurrent(pageFromHash());
+    window.addEventListener("hashchange", follow);
+    return () => window.removeEventListener("hashchange", follow);
+  }, []);
+  const Page = current.page;
   return (
     <>
       <header>
         <h1>Atrium console</h1>
         <nav aria-label="Pages">
-          <button type="button" aria-current="page">
-            Credentials
-          </button>
+          {pages.map((page) => (
+            <button
+              key={page.id}
+              type="button"
+              aria-current={page === current ? "page" : undefined}
+              onClick={() => {
+                window.location.hash = page.id;
+              }}
+            >
+              {page.title}
+            </button>
+          ))}
         </nav>
         {hasKey && (
           <button
@@ -55,7 +85,7 @@ export function App() {
       </header>
       <main>
         {hasKey ? (
-          <CredentialsPage />
+          <Page />
         ) : (
           <>
             <p class="note">

@@ -25,6 +25,7 @@ import { createBrokerMetrics } from "./service/broker-metrics.js";
 import { configureConsoleRoute, consolePrefix, isConsolePath } from "./service/console-route.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
 import { configureGatewayRest } from "./service/gateway-rest.js";
+import { configureOperatorRoutes } from "./service/operator-routes.js";
 
 export interface StartGatewayServiceOptions {
   env: Env;
@@ -123,6 +124,7 @@ async function serve(
     broker: broker.client,
     allowedReturnDomains: config.allowedReturnDomains,
     publicUrl: config.publicUrl,
+    inboundKeysRequired: config.requireApiKey,
   });
   const implementation = config.requireApiKey
     ? guardWithApiKeys(gatewayV1.GatewayService, handlers, {
@@ -177,6 +179,12 @@ async function serve(
               : undefined,
         });
       }
+      configureOperatorRoutes(app, {
+        broker: broker.client,
+        memory: config.memory,
+        chat: config.chat,
+        timeoutMs: config.brokerTimeoutMs,
+      });
       consoleServed = await configureConsoleRoute(app);
     },
   });

@@ -1,13 +1,18 @@
 import type { BrokerClient } from "./broker-client.js";
 import { isRecord, type ManifestRecord } from "./manifest-value.js";
 import type { PlannedChange } from "./plan.js";
+import type { WebhookChange } from "./webhook-plan.js";
 import { runPool } from "./worker-pool.js";
 
 export interface ApplyFailure {
+  kind: "provider" | "webhook";
+  /** The provider's name, or `webhook <name>`. */
   name: string;
   action: PlannedChange["action"];
   reason: string;
 }
+
+type Task = Omit<ApplyFailure, "reason"> & { run(): Promise<unknown> };
 
 export interface ApplyOptions {
   client: BrokerClient;
@@ -15,31 +20,51 @@ export interface ApplyOptions {
   onProgress?: (done: number, total: number) => void;
 }
 
-/** Reconciles every change; one provider failing never stops the others. */
+/** Reconciles every change; one provider or webhook failing never stops the others. */
 export async function applyPlan(
   changes: PlannedChange[],
   options: ApplyOptions,
+  webhookChanges: WebhookChange[] = [],
 ): Promise<ApplyFailure[]> {
+  const { client } = options;
+  const tasks: Task[] = [
+    ...changes.map((change) => ({
+      kind: "provider" as const,
+      name: change.name,
+      action: change.action,
+      run: () =>
+        change.action === "create"
+          ? client.createProvider(withoutNulls(change.provider.fields))
+          : change.action === "update"
+            ? client.updateProvider(change.id, change.body)
+            : client.deleteProvider(change.id),
+    })),
+    ...webhookChanges.map((change) => ({
+      kind: "webhook" as const,
+      name: `webhook ${change.name}`,
+      action: change.action,
+      run: () =>
+        change.action === "create"
+          ? client.createWebhook(withoutNulls(change.webhook.fields))
+          : change.action === "update"
+            ? client.updateWebhook(change.id, change.body)
+            : client.deleteWebhook(change.id),
+    })),
+  ];
   let done = 0;
-  const outcomes = await runPool(changes, options.concurrency, async (change) => {
+  const outcomes = await runPool(tasks, options.concurrency, async (task) => {
     try {
-      await applyChange(change, options.client);
+      await task.run();
       return null;
     } catch (error) {
-      return { name: change.name, action: change.action, reason: (error as Error).message };
+      const { kind, name, action } = task;
+      return { kind, name, action, reason: (error as Error).message };
     } finally {
       done++;
-      options.onProgress?.(done, changes.length);
+      options.onProgress?.(done, tasks.length);
     }
   });
   return outcomes.filter((o): o is ApplyFailure => o !== null);
-}
-
-async function applyChange(change: PlannedChange, client: BrokerClient): Promise<void> {
-  if (change.action === "create") await client.createProvider(withoutNulls(change.provider.fields));
-  else if (change.action === "update") {
-    await client.updateProvider(change.id, change.body);
-  } else await client.deleteProvider(change.id);
 }
 
 function withoutNulls(fields: ManifestRecord): ManifestRecord {

@@ -7,7 +7,7 @@ import {
 import { USER_AGENT } from "./version.js";
 import { parseExactJson } from "./yaml-values.js";
 
-/** A provider as the broker returns it; numbers keep the text the broker sent. */
+/** A provider (or webhook) as the broker returns it; numbers keep the text the broker sent. */
 export interface LiveProvider {
   id: string;
   name: string;
@@ -27,6 +27,12 @@ export interface BrokerClient {
   /** PATCH merges exactly the keys sent; the broker derives its update mask from them. */
   updateProvider(id: string, body: ManifestRecord): Promise<LiveProvider>;
   deleteProvider(id: string): Promise<void>;
+  /** Subscriptions carry their whole profile in the list: no read per subscription. */
+  listWebhooks(): Promise<LiveProvider[]>;
+  createWebhook(body: ManifestRecord): Promise<LiveProvider>;
+  /** PATCH merges the fields sent. */
+  updateWebhook(id: string, body: ManifestRecord): Promise<LiveProvider>;
+  deleteWebhook(id: string): Promise<void>;
 }
 
 export class BrokerRequestError extends Error {
@@ -92,6 +98,20 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerClient {
     async deleteProvider(id) {
       await request("DELETE", `/providers/${encodeURIComponent(id)}`);
     },
+    async listWebhooks() {
+      const body = await request("GET", "/webhooks");
+      const list = isRecord(body) ? body.webhooks : body;
+      return Array.isArray(list) ? list.map(toLiveProvider) : [];
+    },
+    async createWebhook(body) {
+      return toLiveProvider(await request("POST", "/webhooks", body));
+    },
+    async updateWebhook(id, body) {
+      return toLiveProvider(await request("PATCH", `/webhooks/${encodeURIComponent(id)}`, body));
+    },
+    async deleteWebhook(id) {
+      await request("DELETE", `/webhooks/${encodeURIComponent(id)}`);
+    },
   };
 }
 
@@ -114,7 +134,7 @@ export function errorText(text: string): string {
 
 /** Top-level keys may arrive in proto JSON camelCase; params keys are user data and stay as sent. */
 function toLiveProvider(value: ManifestValue): LiveProvider {
-  if (!isRecord(value)) throw new Error("broker returned a provider that is not an object");
+  if (!isRecord(value)) throw new Error("broker returned a resource that is not an object");
   const fields: ManifestRecord = {};
   for (const [key, item] of Object.entries(value)) {
     fields[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = item;

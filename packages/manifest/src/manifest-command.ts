@@ -9,6 +9,7 @@ import { computePlan } from "./plan.js";
 import { renderPlan } from "./plan-render.js";
 import { prepareManifest } from "./prepare-manifest.js";
 import { createProgressBar } from "./progress.js";
+import { computeWebhookPlan } from "./webhook-plan.js";
 
 const defaultParallelism = 8;
 const defaultBrokerUrl = "http://localhost:8081";
@@ -37,7 +38,11 @@ export async function runManifestCommand(
   }
   if (command === "validate") {
     const count = prepared.providers.length;
-    io.stdout.write(`The manifest is valid: ${count} provider${count === 1 ? "" : "s"}.\n`);
+    const hooks = prepared.webhooks.length;
+    const webhooks = hooks > 0 ? `, ${hooks} webhook${hooks === 1 ? "" : "s"}` : "";
+    io.stdout.write(
+      `The manifest is valid: ${count} provider${count === 1 ? "" : "s"}${webhooks}.\n`,
+    );
     return exitCodes.ok;
   }
 
@@ -47,10 +52,16 @@ export async function runManifestCommand(
   const client = createBrokerClient({ baseUrl: brokerUrl, apiKey });
   const parallelism = Number(args.values.parallelism ?? defaultParallelism);
   const live = await fetchLiveProviders(client, parallelism);
-  const plan = computePlan(prepared.providers, live, { prune: flagEnabled(args, "prune") });
-  io.stdout.write(renderPlan(plan));
-  if (command === "plan") return plan.changes.length > 0 ? exitCodes.changes : exitCodes.ok;
-  if (plan.changes.length === 0) return exitCodes.ok;
+  const prune = flagEnabled(args, "prune");
+  const plan = computePlan(prepared.providers, live, { prune });
+  // A manifest without a webhooks section leaves subscriptions alone, even under -prune.
+  const webhookPlan = prepared.declaresWebhooks
+    ? computeWebhookPlan(prepared.webhooks, await client.listWebhooks(), { prune })
+    : { changes: [], orphans: [] };
+  io.stdout.write(renderPlan(plan, webhookPlan));
+  const total = plan.changes.length + webhookPlan.changes.length;
+  if (command === "plan") return total > 0 ? exitCodes.changes : exitCodes.ok;
+  if (total === 0) return exitCodes.ok;
 
   if (!flagEnabled(args, "auto-approve")) {
     if (!io.stdin.isTTY) {
@@ -64,17 +75,18 @@ export async function runManifestCommand(
       return exitCodes.error;
     }
   }
-  const failures = await applyPlan(plan.changes, {
-    client,
-    concurrency: parallelism,
-    onProgress: createProgressBar(io.stderr, "Applying"),
-  });
-  const applied = plan.changes.length - failures.length;
-  io.stdout.write(`Apply: ${applied} of ${plan.changes.length} changes applied.\n`);
-  if (failures.length === 0) return exitCodes.ok;
-  io.stderr.write(
-    `Error: ${failures.length} provider${failures.length === 1 ? "" : "s"} failed:\n`,
+  const failures = await applyPlan(
+    plan.changes,
+    { client, concurrency: parallelism, onProgress: createProgressBar(io.stderr, "Applying") },
+    webhookPlan.changes,
   );
+  const applied = total - failures.length;
+  io.stdout.write(`Apply: ${applied} of ${total} changes applied.\n`);
+  if (failures.length === 0) return exitCodes.ok;
+  const webhookFailures = failures.filter((f) => f.kind === "webhook").length;
+  const noun =
+    webhookFailures === 0 ? "provider" : webhookFailures === failures.length ? "webhook" : "change";
+  io.stderr.write(`Error: ${failures.length} ${noun}${failures.length === 1 ? "" : "s"} failed:\n`);
   for (const failure of failures) {
     io.stderr.write(`  ${failure.name} (${failure.action}): ${failure.reason}\n`);
   }

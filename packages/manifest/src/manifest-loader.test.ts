@@ -27,7 +27,7 @@ describe("strict manifest files", () => {
   it("rejects a root without providers, with its line", () => {
     assert.deepEqual(messages("\nprovider:\n  - name: a\n"), [
       'm.yaml:2: unknown root key "provider"',
-      'm.yaml:2: manifest root has no "providers" key',
+      'm.yaml:2: manifest root has no "providers" or "webhooks" key',
     ]);
   });
 

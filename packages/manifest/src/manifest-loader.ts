@@ -12,10 +12,11 @@ import {
 } from "yaml";
 import type { ManifestProblem } from "./manifest-problem.js";
 import type { ManifestRecord } from "./manifest-value.js";
+import { isWebhookField } from "./webhook-fields.js";
 import { nodeToValue } from "./yaml-values.js";
 
-/** A provider definition as written, with the lines its fields came from. */
-export interface ManifestProvider {
+/** A provider or webhook definition as written, with the lines its fields came from. */
+export interface ManifestDefinition {
   name: string;
   file: string;
   line: number;
@@ -23,25 +24,49 @@ export interface ManifestProvider {
   fieldLines: Record<string, number>;
 }
 
+export type ManifestProvider = ManifestDefinition;
+export type ManifestWebhook = ManifestDefinition;
+
 export interface LoadedManifest {
   providers: ManifestProvider[];
+  /** Only a single-file manifest has them (root key `webhooks`). */
+  webhooks: ManifestWebhook[];
+  /** The manifest has a `webhooks` section (possibly empty): subscriptions are managed. */
+  declaresWebhooks: boolean;
   problems: ManifestProblem[];
 }
+
+const kinds = {
+  provider: isProviderField,
+  webhook: isWebhookField,
+} as const;
+type DefinitionKind = keyof typeof kinds;
 
 const providerFileSuffix = ".yaml";
 
 /** Loads a manifest file, or a directory of `<name>.yaml` files in file-name order. */
 export async function loadManifest(path: string): Promise<LoadedManifest> {
   const info = await stat(path).catch(() => null);
-  if (!info)
-    return { providers: [], problems: [{ file: path, message: "no such file or directory" }] };
+  if (!info) {
+    return {
+      providers: [],
+      webhooks: [],
+      declaresWebhooks: false,
+      problems: [{ file: path, message: "no such file or directory" }],
+    };
+  }
   if (!info.isDirectory()) return parseManifestFile(path, await readFile(path, "utf8"));
 
   const entries = (await readdir(path)).filter((name) => !name.startsWith("."));
   const names = entries
     .filter((name) => name.endsWith(providerFileSuffix))
     .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const result: LoadedManifest = { providers: [], problems: [] };
+  const result: LoadedManifest = {
+    providers: [],
+    webhooks: [],
+    declaresWebhooks: false,
+    problems: [],
+  };
   // A provider file that is silently skipped would look absent, and -prune would delete it.
   for (const name of entries.filter((n) => n.endsWith(".yml"))) {
     result.problems.push({
@@ -68,63 +93,69 @@ export async function loadManifest(path: string): Promise<LoadedManifest> {
       result.providers.push(provider);
     }
   }
-  result.problems.push(...duplicateProblems(result.providers));
+  result.problems.push(...duplicateProblems("provider", result.providers));
   return result;
 }
 
-/** A single manifest whose root key is `providers`. */
+/** A single manifest whose root keys are `providers` and `webhooks` (at least one of them). */
 export function parseManifestFile(file: string, source: string): LoadedManifest {
   const problems: ManifestProblem[] = [];
+  const empty = { providers: [], webhooks: [], declaresWebhooks: false, problems };
   const root = parseSingleDocument(file, source, problems);
-  if (!root) return { providers: [], problems };
+  if (!root) return empty;
   const { node, lines } = root;
   if (!isMap(node)) {
     problems.push({ file, line: lines.lineOf(node), message: "manifest root must be a mapping" });
-    return { providers: [], problems };
+    return empty;
   }
-  let providersNode: Node | null | undefined;
-  let found = false;
+  const sections: Partial<Record<"providers" | "webhooks", Node | null>> = {};
   for (const pair of node.items) {
     const key = keyName(pair.key);
-    if (key === "providers") {
-      found = true;
-      providersNode = pair.value as Node | null;
+    if (key === "providers" || key === "webhooks") {
+      sections[key] = pair.value as Node | null;
     } else {
       problems.push({ file, line: lines.lineOf(pair.key), message: `unknown root key "${key}"` });
     }
   }
-  if (!found) {
+  if (!("providers" in sections) && !("webhooks" in sections)) {
     problems.push({
       file,
       line: lines.lineOf(node),
-      message: 'manifest root has no "providers" key',
+      message: 'manifest root has no "providers" or "webhooks" key',
     });
-    return { providers: [], problems };
+    return empty;
   }
-  if (!isSeq(providersNode)) {
-    problems.push({
-      file,
-      line: lines.lineOf(providersNode ?? node),
-      message: '"providers" must be a list',
-    });
-    return { providers: [], problems };
-  }
-  const providers: ManifestProvider[] = [];
-  for (const item of providersNode.items) {
-    const provider = readProvider(file, item as Node, source, lines, problems);
-    if (provider) providers.push(provider);
-  }
-  problems.push(...duplicateProblems(providers));
-  return { providers, problems };
+  const read = (key: "providers" | "webhooks", kind: DefinitionKind): ManifestDefinition[] => {
+    if (!(key in sections)) return [];
+    const section = sections[key];
+    if (!isSeq(section)) {
+      problems.push({
+        file,
+        line: lines.lineOf(section ?? node),
+        message: `"${key}" must be a list`,
+      });
+      return [];
+    }
+    const definitions: ManifestDefinition[] = [];
+    for (const item of section.items) {
+      const definition = readDefinition(kind, file, item as Node, source, lines, problems);
+      if (definition) definitions.push(definition);
+    }
+    problems.push(...duplicateProblems(kind, definitions));
+    return definitions;
+  };
+  const providers = read("providers", "provider");
+  const webhooks = read("webhooks", "webhook");
+  return { providers, webhooks, declaresWebhooks: "webhooks" in sections, problems };
 }
 
 /** One file of a directory manifest: a single provider mapping. */
 export function parseProviderFile(file: string, source: string): LoadedManifest {
   const problems: ManifestProblem[] = [];
   const root = parseSingleDocument(file, source, problems);
-  if (!root) return { providers: [], problems };
-  const provider = readProvider(file, root.node, source, root.lines, problems);
-  return { providers: provider ? [provider] : [], problems };
+  if (!root) return { providers: [], webhooks: [], declaresWebhooks: false, problems };
+  const provider = readDefinition("provider", file, root.node, source, root.lines, problems);
+  return { providers: provider ? [provider] : [], webhooks: [], declaresWebhooks: false, problems };
 }
 
 interface LineLookup {
@@ -172,16 +203,17 @@ function parseSingleDocument(
   return { node: doc.contents as Node, lines };
 }
 
-function readProvider(
+function readDefinition(
+  kind: DefinitionKind,
   file: string,
   node: Node,
   source: string,
   lines: LineLookup,
   problems: ManifestProblem[],
-): ManifestProvider | null {
+): ManifestDefinition | null {
   const line = lines.lineOf(node);
   if (!isMap(node)) {
-    problems.push({ file, line, message: "provider definition must be a mapping" });
+    problems.push({ file, line, message: `${kind} definition must be a mapping` });
     return null;
   }
   const fields: ManifestRecord = {};
@@ -189,8 +221,8 @@ function readProvider(
   for (const pair of (node as YAMLMap).items) {
     const key = keyName(pair.key);
     const keyLine = lines.lineOf(pair.key);
-    if (!isProviderField(key)) {
-      problems.push({ file, line: keyLine, message: `unknown provider field "${key}"` });
+    if (!kinds[kind](key)) {
+      problems.push({ file, line: keyLine, message: `unknown ${kind} field "${key}"` });
       continue;
     }
     fields[key] = nodeToValue(pair.value as Node | null, source);
@@ -198,7 +230,7 @@ function readProvider(
   }
   const name = fields.name;
   if (typeof name !== "string" || name === "") {
-    problems.push({ file, line, message: 'provider has no "name"' });
+    problems.push({ file, line, message: `${kind} has no "name"` });
     return null;
   }
   return { name, file, line, fields, fieldLines };
@@ -208,19 +240,22 @@ function keyName(key: unknown): string {
   return isScalar(key) ? String(key.value) : String(key);
 }
 
-function duplicateProblems(providers: ManifestProvider[]): ManifestProblem[] {
-  const first = new Map<string, ManifestProvider>();
+function duplicateProblems(
+  kind: DefinitionKind,
+  definitions: ManifestDefinition[],
+): ManifestProblem[] {
+  const first = new Map<string, ManifestDefinition>();
   const problems: ManifestProblem[] = [];
-  for (const provider of providers) {
-    const earlier = first.get(provider.name);
+  for (const definition of definitions) {
+    const earlier = first.get(definition.name);
     if (earlier) {
       problems.push({
-        file: provider.file,
-        line: provider.line,
-        message: `duplicate provider name "${provider.name}" (first defined at ${earlier.file}:${earlier.line})`,
+        file: definition.file,
+        line: definition.line,
+        message: `duplicate ${kind} name "${definition.name}" (first defined at ${earlier.file}:${earlier.line})`,
       });
     } else {
-      first.set(provider.name, provider);
+      first.set(definition.name, definition);
     }
   }
   return problems;

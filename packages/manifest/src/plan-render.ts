@@ -1,10 +1,14 @@
 import { type ManifestValue, NumberText } from "./manifest-value.js";
 import type { FieldChange, Plan } from "./plan.js";
+import type { WebhookPlan } from "./webhook-plan.js";
 
 const masked = "(masked)";
 
 /** Human-readable plan; masked fields never show a value on either side. */
-export function renderPlan(plan: Plan): string {
+export function renderPlan(
+  plan: Plan,
+  webhooks: WebhookPlan = { changes: [], orphans: [] },
+): string {
   const lines: string[] = [];
   for (const change of plan.changes) {
     if (change.action === "create") {
@@ -21,10 +25,26 @@ export function renderPlan(plan: Plan): string {
   for (const name of plan.orphans) {
     lines.push(`  ? ${name}: not in the manifest (kept; -prune deletes it)`);
   }
-  const count = (action: string) => plan.changes.filter((c) => c.action === action).length;
+  for (const change of webhooks.changes) {
+    if (change.action === "create") {
+      lines.push(`  + webhook ${change.name}: create`);
+      for (const field of change.fields)
+        lines.push(`      + ${field.field}: ${shown(field, field.after)}`);
+    } else if (change.action === "update") {
+      lines.push(`  ~ webhook ${change.name}: update`);
+      for (const field of change.fields) lines.push(`      ${describeField(field)}`);
+    } else {
+      lines.push(`  - webhook ${change.name}: delete (absent from the manifest, -prune)`);
+    }
+  }
+  for (const name of webhooks.orphans) {
+    lines.push(`  ? webhook ${name}: not in the manifest (kept; -prune deletes it)`);
+  }
+  const all = [...plan.changes, ...webhooks.changes];
+  const count = (action: string) => all.filter((c) => c.action === action).length;
   lines.push(
     "",
-    plan.changes.length === 0
+    all.length === 0
       ? "No changes. The broker matches the manifest."
       : `Plan: ${count("create")} to add, ${count("update")} to change, ${count("delete")} to delete.`,
   );
@@ -32,8 +52,8 @@ export function renderPlan(plan: Plan): string {
 }
 
 function describeField(field: FieldChange): string {
-  if (field.field === "client_secret")
-    return "~ client_secret: (masked) -> (masked) (fingerprint differs)";
+  if (field.field === "client_secret" || field.field === "secret")
+    return `~ ${field.field}: (masked) -> (masked) (fingerprint differs)`;
   if (field.before === undefined) return `+ ${field.field}: ${shown(field, field.after)}`;
   if (field.after === undefined) return `- ${field.field}: ${shown(field, field.before)}`;
   return `~ ${field.field}: ${shown(field, field.before)} -> ${shown(field, field.after)}`;

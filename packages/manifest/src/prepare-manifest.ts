@@ -1,5 +1,9 @@
-import { encryptedPolicyProblems, registrationProblems } from "./manifest-checks.js";
-import { loadManifest } from "./manifest-loader.js";
+import {
+  encryptedPolicyProblems,
+  registrationProblems,
+  webhookProblems,
+} from "./manifest-checks.js";
+import { loadManifest, type ManifestDefinition } from "./manifest-loader.js";
 import type { ManifestProblem } from "./manifest-problem.js";
 import { type ResolvedProvider, resolvePlaceholders } from "./secrets/placeholder-resolver.js";
 import { createSecretSource } from "./secrets/secret-source-spec.js";
@@ -15,6 +19,9 @@ export interface PrepareOptions {
 
 export interface PreparedManifest {
   providers: ResolvedProvider[];
+  /** Resolved the same way as providers: fields that held a placeholder stay masked. */
+  webhooks: ResolvedProvider[];
+  declaresWebhooks: boolean;
   problems: ManifestProblem[];
 }
 
@@ -29,13 +36,17 @@ export async function prepareManifest(options: PrepareOptions): Promise<Prepared
   if (options.requireEncrypted) {
     for (const definition of loaded.providers)
       problems.push(...encryptedPolicyProblems(definition));
+    for (const definition of loaded.webhooks)
+      problems.push(...encryptedPolicyProblems(definition, "secret", "webhook"));
   }
 
-  let providers: ResolvedProvider[] = loaded.providers.map((definition) => ({
+  const unresolved = (definition: ManifestDefinition): ResolvedProvider => ({
     definition,
     fields: definition.fields,
     maskedFields: new Set<string>(),
-  }));
+  });
+  let providers = loaded.providers.map(unresolved);
+  let webhooks = loaded.webhooks.map(unresolved);
   if (options.secrets !== undefined) {
     if (options.requireEncrypted && options.secrets === "env") {
       problems.push({
@@ -49,17 +60,25 @@ export async function prepareManifest(options: PrepareOptions): Promise<Prepared
         secretPrefix: options.secretPrefix,
         env: options.env,
       });
-      const resolved = await resolvePlaceholders(loaded.providers, {
-        source,
-        env: options.env,
-        requireEncrypted: options.requireEncrypted,
-      });
+      const resolve = (definitions: ManifestDefinition[]) =>
+        resolvePlaceholders(definitions, {
+          source,
+          env: options.env,
+          requireEncrypted: options.requireEncrypted,
+        });
+      const resolved = await resolve(loaded.providers);
       providers = resolved.providers;
       problems.push(...resolved.problems);
+      const resolvedWebhooks = await resolve(loaded.webhooks);
+      webhooks = resolvedWebhooks.providers;
+      problems.push(...resolvedWebhooks.problems);
     }
   }
   for (const provider of providers) {
     problems.push(...registrationProblems(provider.definition, provider.fields));
   }
-  return { providers, problems };
+  for (const webhook of webhooks) {
+    problems.push(...webhookProblems(webhook.definition, webhook.fields));
+  }
+  return { providers, webhooks, declaresWebhooks: loaded.declaresWebhooks, problems };
 }

@@ -35,3 +35,10 @@ export type { OutgoingRequest } from "./strategies/outgoing-request.js";
 export type { TokenCacheOptions } from "./token-cache.js";
 export type { TraceStreamOptions } from "./trace-stream.js";
 export { sdkVersion, userAgent } from "./version.js";
+export {
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+} from "./webhooks.js";

@@ -13,6 +13,9 @@ export const AUDIT_EVENT_TYPES = [
   "token.refresh_fatal",
   "agent.created",
   "agent.disabled",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -47,6 +47,25 @@ export interface BrokerConfig {
   maxRefreshFailures: number;
   stateTtlSeconds: number;
   refreshLoop: boolean;
+  webhooks: WebhookSettings;
+}
+
+/** Delivery of the webhook outbox; see docs/webhooks.md. */
+export interface WebhookSettings {
+  /** Runs the delivery worker in this process (WEBHOOK_DELIVERY). */
+  delivery: boolean;
+  /** Pause between outbox polls when the last one found nothing due. */
+  pollMs: number;
+  /** Deadline of one POST, connect to last byte. */
+  timeoutMs: number;
+  /** First retry delay; each further one is four times longer, capped at 6 h, jittered. */
+  retryBaseMs: number;
+  /** Age after which a delivery still failing is marked failed. */
+  retryWindowSeconds: number;
+  /** Deliveries claimed per poll. */
+  batchSize: number;
+  /** Allows http:// subscription URLs on loopback hosts (development, tests). */
+  allowHttpLoopback: boolean;
 }
 
 /** A 32-byte key, base64 or hex; its value is never echoed. */
@@ -117,6 +136,13 @@ const schema = z.object({
   MAX_REFRESH_FAILURES: seconds(10),
   STATE_TTL_SECONDS: seconds(600),
   REFRESH_LOOP: envBoolean().default(true),
+  WEBHOOK_DELIVERY: envBoolean().default(true),
+  WEBHOOK_POLL_INTERVAL_MS: seconds(1_000, 10),
+  WEBHOOK_TIMEOUT_MS: envInteger({ min: 100, max: 60_000 }).default(10_000),
+  WEBHOOK_RETRY_BASE_MS: seconds(5_000),
+  WEBHOOK_RETRY_WINDOW_SECONDS: seconds(86_400),
+  WEBHOOK_BATCH_SIZE: envInteger({ min: 1, max: 1_000 }).default(50),
+  WEBHOOK_ALLOW_HTTP_LOOPBACK: envBoolean().default(false),
 });
 
 const required = (message: string) => new ConfigError(`invalid configuration: ${message}`);
@@ -176,5 +202,14 @@ export function loadBrokerConfig(env: Env): BrokerConfig {
     maxRefreshFailures: values.MAX_REFRESH_FAILURES,
     stateTtlSeconds: values.STATE_TTL_SECONDS,
     refreshLoop: values.REFRESH_LOOP,
+    webhooks: {
+      delivery: values.WEBHOOK_DELIVERY,
+      pollMs: values.WEBHOOK_POLL_INTERVAL_MS,
+      timeoutMs: values.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: values.WEBHOOK_RETRY_BASE_MS,
+      retryWindowSeconds: values.WEBHOOK_RETRY_WINDOW_SECONDS,
+      batchSize: values.WEBHOOK_BATCH_SIZE,
+      allowHttpLoopback: values.WEBHOOK_ALLOW_HTTP_LOOPBACK,
+    },
   };
 }

@@ -6,6 +6,7 @@ import type { BrokerContext } from "../broker-context.js";
 import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
 import { type FlowState, isAllowedReturnUrl } from "../oauth/state-token.js";
 import type { ProviderRecord } from "../providers/provider-store.js";
+import { enqueueWebhookEvent } from "../webhooks/webhook-events.js";
 import {
   connectionNotFound,
   invalidCredentials,
@@ -153,6 +154,14 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
             provider_name: input.provider.name,
             method: input.method,
           },
+        });
+        await enqueueWebhookEvent(tx, "connection.created", {
+          connection_id: id,
+          workspace_id: input.workspaceId,
+          provider_id: input.provider.id,
+          provider_name: input.provider.name,
+          auth_type: input.provider.auth_type,
+          status: connection.status,
         });
         return connection;
       });

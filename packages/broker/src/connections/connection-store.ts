@@ -209,9 +209,16 @@ export const connectionStore = {
     );
   },
 
-  /** A refresh failed for now: counts it, drops the lease and schedules the retry. */
-  async recordRefreshFailure(db: SqlExecutor, id: string, failure: RefreshFailure): Promise<void> {
-    await db.query(
+  /**
+   * A refresh failed for now: counts it, drops the lease and schedules the retry. False when the
+   * connection was revoked meanwhile (nothing changed).
+   */
+  async recordRefreshFailure(
+    db: SqlExecutor,
+    id: string,
+    failure: RefreshFailure,
+  ): Promise<boolean> {
+    const { rowCount } = await db.query(
       `UPDATE broker_connections
           SET refresh_failures = $2, health_status = $3, status = $4,
               refresh_due_at = now() + make_interval(secs => $5),
@@ -219,6 +226,7 @@ export const connectionStore = {
         WHERE id = $1 AND revoked_at IS NULL`,
       [id, failure.failures, failure.healthStatus, failure.status, failure.retryInSeconds],
     );
+    return rowCount > 0;
   },
 
   /** Deletes the credential and records the revocation; run under `lockForRevocation`. */

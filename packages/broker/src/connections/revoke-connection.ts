@@ -1,6 +1,7 @@
 import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ProviderRecord } from "../providers/provider-store.js";
+import { enqueueWebhookEvent } from "../webhooks/webhook-events.js";
 import { connectionNotFound } from "./connection-errors.js";
 import {
   type ConnectionRecord,
@@ -75,6 +76,13 @@ export async function revokeConnection(
         provider_revocation_error: upstream.error,
         agent_sessions_closed: closed.rowCount,
       },
+    });
+    await enqueueWebhookEvent(tx, "connection.revoked", {
+      connection_id: row.id,
+      workspace_id: row.workspace_id,
+      provider_id: row.provider_id,
+      reason,
+      provider_revoked: upstream.revoked,
     });
     return { connection_id: row.id, ...outcome };
   });

@@ -2,6 +2,7 @@ import { AtriumError, Code, type SqlExecutor } from "@atrium/kit";
 import { SYSTEM_CALLER, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
+import { enqueueWebhookEvent } from "../webhooks/webhook-events.js";
 import {
   attentionRequired,
   connectionNotActive,
@@ -166,6 +167,18 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
           provider_status: status,
         },
       });
+      const event = {
+        connection_id: row.id,
+        workspace_id: row.workspace_id,
+        provider_id: row.provider_id,
+      };
+      // Two events: the cause (the provider refused) and the state a human has to act on.
+      await enqueueWebhookEvent(tx, "token.refresh_fatal", { ...event, error: oauthError });
+      await enqueueWebhookEvent(tx, "connection.attention_required", {
+        ...event,
+        status: "attention",
+        reason: oauthError,
+      });
     });
     ctx.logger.warn(
       { connectionId: row.id, error: oauthError },
@@ -178,11 +191,22 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     // Exponential backoff with full jitter, capped at 15 minutes.
     const backoffMs = Math.random() * Math.min(900_000, 1_000 * 2 ** Math.min(failures, 10));
     const failed = failures >= settings.maxRefreshFailures;
-    await connectionStore.recordRefreshFailure(sql, row.id, {
-      failures,
-      healthStatus: failed ? "unhealthy" : "degraded",
-      status: failed ? "failed" : "active",
-      retryInSeconds: backoffMs / 1000,
+    await sql.transaction(async (tx) => {
+      const changed = await connectionStore.recordRefreshFailure(tx, row.id, {
+        failures,
+        healthStatus: failed ? "unhealthy" : "degraded",
+        status: failed ? "failed" : "active",
+        retryInSeconds: backoffMs / 1000,
+      });
+      if (failed && changed) {
+        await enqueueWebhookEvent(tx, "connection.failed", {
+          connection_id: row.id,
+          workspace_id: row.workspace_id,
+          provider_id: row.provider_id,
+          status: "failed",
+          refresh_failures: failures,
+        });
+      }
     });
     ctx.logger.warn(
       {

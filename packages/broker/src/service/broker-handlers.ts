@@ -19,8 +19,10 @@ import {
 } from "../providers/provider-fields.js";
 import type { ProviderRecord } from "../providers/provider-store.js";
 import type { SamlFlow } from "../saml/saml-flow.js";
+import type { WebhookStore } from "../webhooks/webhook-store.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { callerFrom, ts } from "./handler-values.js";
+import { createWebhookHandlers } from "./webhook-handlers.js";
 
 export function providerMessage(
   row: ProviderRecord,
@@ -118,12 +120,13 @@ export interface BrokerHandlersOptions {
   ctx: BrokerContext;
   connections: ConnectionService;
   saml: SamlFlow;
+  webhooks: WebhookStore;
 }
 
 export function createBrokerHandlers(
   options: BrokerHandlersOptions,
 ): Partial<ServiceImpl<typeof brokerV1.BrokerService>> {
-  const { ctx, connections, saml } = options;
+  const { ctx, connections, saml, webhooks } = options;
   const providers = ctx.providers;
 
   async function providerNames(rows: ConnectionRecord[]): Promise<Map<string, string>> {
@@ -332,6 +335,7 @@ export function createBrokerHandlers(
     },
 
     ...createAgentHandlers(createAgentStore(ctx.sql), connections),
+    ...createWebhookHandlers(webhooks),
 
     async listAuditEvents(request) {
       const page = await queryAuditEvents(ctx.sql, {

@@ -31,6 +31,8 @@ import { createInternalSecretBackend } from "../secrets/internal-secret-backend.
 import type { SecretBackend } from "../secrets/secret-backend.js";
 import { keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
+import { createWebhookStore } from "../webhooks/webhook-store.js";
+import { createWebhookWorker, type WebhookWorker } from "../webhooks/webhook-worker.js";
 import { createBrokerHandlers } from "./broker-handlers.js";
 import { configureBrokerRest } from "./broker-rest.js";
 
@@ -44,13 +46,16 @@ export interface StartBrokerServiceOptions {
 export interface BrokerService extends RunningService {
   /** The refresh loop, exposed for tests and the benchmark (one pass on demand). */
   refreshLoop: RefreshLoop;
+  /** The webhook delivery worker, exposed for tests (one pass on demand). */
+  webhookWorker: WebhookWorker;
 }
 
 export const BROKER_MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url));
 
 /**
  * Starts the credential broker: REST and gRPC from proto/broker/v1, migrations at boot, the
- * refresh loop. Configuration problems throw the kit's ConfigError, one line naming the variable.
+ * refresh loop, the webhook delivery worker. Configuration problems throw the kit's ConfigError,
+ * one line naming the variable.
  */
 export async function startBrokerService(
   options: StartBrokerServiceOptions,
@@ -126,6 +131,11 @@ async function start(
   };
   const connections = createConnectionService(ctx);
   const saml = createSamlFlow(ctx, connections, { acsUrl: config.samlAcsUrl });
+  const webhooks = createWebhookStore({
+    sql,
+    vault,
+    allowHttpLoopback: config.webhooks.allowHttpLoopback,
+  });
 
   const apiKeys = createApiKeySet({
     keys: config.apiKeys,
@@ -155,7 +165,7 @@ async function start(
     services: [
       {
         service: brokerV1.BrokerService,
-        implementation: createBrokerHandlers({ ctx, connections, saml }),
+        implementation: createBrokerHandlers({ ctx, connections, saml, webhooks }),
       },
     ],
     authenticator: apiKeyAuthenticator(apiKeys, Code.Unauthenticated),
@@ -175,6 +185,16 @@ async function start(
   if (config.refreshLoop) refreshLoop.start();
   resources.defer(() => refreshLoop.stop());
 
+  const webhookWorker = createWebhookWorker({
+    sql,
+    vault,
+    logger,
+    instanceId: ctx.instanceId,
+    settings: config.webhooks,
+  });
+  if (config.webhooks.delivery) webhookWorker.start();
+  resources.defer(() => webhookWorker.stop());
+
   logger.info(
     { secretBackend: secrets.kind, apiKeys: apiKeys.size(), rest: restUrl, grpc: grpcUrl },
     "broker ready",
@@ -183,6 +203,7 @@ async function start(
     name: "broker",
     urls: { rest: restUrl, grpc: grpcUrl },
     refreshLoop,
+    webhookWorker,
     stop: resources.close,
   };
 }

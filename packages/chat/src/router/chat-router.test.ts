@@ -122,6 +122,18 @@ test("POST /chat fills defaults and shapes the response", async (t) => {
     ["thinking", "tool_start", "tool_result", "step_complete"],
   );
   assert.equal(events[3].data.summary, body.answer);
+
+  const listed = await fetch(`${chat.base}/api/v1/chat/workflows?limit=5`);
+  assert.equal(listed.status, 200);
+  const { workflows } = (await listed.json()) as {
+    workflows: { workflow_id: string; steps: { step_id: string }[] }[];
+  };
+  const mine = workflows.find((w) => w.workflow_id === body.workflow_id);
+  assert.deepEqual(
+    mine?.steps.map((s) => s.step_id),
+    [body.step_id],
+  );
+  assert.equal((await fetch(`${chat.base}/api/v1/chat/workflows?limit=0`)).status, 400);
 });
 
 test("a kernel exception is a 500 with the workflow id and a trace error event", async (t) => {

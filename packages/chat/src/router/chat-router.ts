@@ -157,6 +157,24 @@ export function createChatRouter(
       },
     );
 
+    app.get<{ Querystring: { limit?: string } }>(
+      `${prefix}/chat/workflows`,
+      { schema: docs("List recent workflows with their steps") },
+      async (request, reply) => {
+        const raw = request.query.limit ?? "50";
+        const limit = Number(raw);
+        if (!/^\d+$/.test(raw) || limit < 1 || limit > 500) {
+          return sendError(reply, 400, { error: "limit must be an integer from 1 to 500" });
+        }
+        try {
+          return reply.send({ workflows: await bus.workflows(limit) });
+        } catch (error) {
+          onError(error, "workflows");
+          return sendError(reply, 500, { error: "traces cannot be listed" });
+        }
+      },
+    );
+
     app.get<{ Params: { workflow_id: string; step_id: string } }>(
       `${prefix}/chat/history/:workflow_id/:step_id`,
       { schema: docs("Read the trace events of one step") },

@@ -5,7 +5,7 @@ import {
   type TraceEventInput,
   type TraceEventType,
 } from "./trace-event.js";
-import { createTraceFiles, type TraceFiles } from "./trace-files.js";
+import { createTraceFiles, type TraceFiles, type WorkflowTraces } from "./trace-files.js";
 
 export interface TraceBusOptions {
   /** The cache + pub/sub store; without one the bus only writes trace files and cannot stream. */
@@ -53,6 +53,8 @@ export interface TraceBus {
   ): Promise<Unsubscribe>;
   /** The events of one step read from its trace file. */
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
+  /** Recent workflows of this host's trace files, with their steps. */
+  workflows(limit: number): Promise<WorkflowTraces[]>;
   forStep(workflowId: string, stepId: string): TraceEmitter;
   /**
    * A new step id of the spec's form `step_<unix seconds>`, unique within the workflow: a second
@@ -162,6 +164,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
     history(workflowId, stepId) {
       return files.read(workflowId, stepId);
     },
+    workflows: (limit) => files.workflows(limit),
     close: () => files.close(),
     async newStepId(workflowId) {
       const now = Math.floor(Date.now() / 1000);

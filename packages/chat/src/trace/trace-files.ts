@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { relative, resolve, sep } from "node:path";
 import { createAppendHandles } from "./append-handles.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
@@ -16,6 +16,13 @@ export class TraceHistoryError extends Error {
   }
 }
 
+export interface WorkflowTraces {
+  workflow_id: string;
+  updated_at: string;
+  /** Most recent first. */
+  steps: { step_id: string; updated_at: string }[];
+}
+
 interface FileQueue {
   lines: string[];
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
@@ -26,6 +33,8 @@ export interface TraceFiles {
   /** Queues one event for its step's file; settles once it is written. Written in call order. */
   append(event: TraceEvent): Promise<void>;
   read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
+  /** The workflows with trace files, most recently written first, with their steps. */
+  workflows(limit: number): Promise<WorkflowTraces[]>;
   /** Closes the files kept open for appending (they also close after 2 s without writes). */
   close(): Promise<void>;
 }
@@ -88,6 +97,32 @@ export function createTraceFiles(dir: string): TraceFiles {
       });
     },
     close: () => handles.close(),
+    async workflows(limit) {
+      const entries = await readdir(root, { withFileTypes: true }).catch((error) => {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw error;
+      });
+      const listed: WorkflowTraces[] = [];
+      for (const entry of entries) {
+        if (!entry.isDirectory() || !isValidTraceId(entry.name)) continue;
+        const names = (await readdir(resolve(root, entry.name))).filter((name) =>
+          isValidTraceId(name.replace(/\.jsonl$/, "")),
+        );
+        const steps = await Promise.all(
+          names
+            .filter((name) => name.endsWith(".jsonl"))
+            .map(async (name) => ({
+              step_id: name.slice(0, -".jsonl".length),
+              updated_at: (await stat(resolve(root, entry.name, name))).mtime.toISOString(),
+            })),
+        );
+        if (steps.length === 0) continue;
+        steps.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+        listed.push({ workflow_id: entry.name, updated_at: steps[0].updated_at, steps });
+      }
+      listed.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
+      return listed.slice(0, limit);
+    },
     async read(workflowId, stepId) {
       const path = pathFor(workflowId, stepId);
       let text: string;

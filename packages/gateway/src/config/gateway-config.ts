@@ -32,6 +32,10 @@ export interface GatewayConfig {
   /** undefined: any http or https origin (the spec's behaviour, with a start-up warning). */
   corsAllowedOrigins: string[] | undefined;
   publicUrl: string | undefined;
+  /** The memory service (MEMORY_URL, MEMORY_API_KEY): MCP's tools and the console's memory view. */
+  memory: { url: string; apiKey: string | undefined };
+  /** The agent host's chat router (AGENT_CHAT_URL, AGENT_API_KEY): MCP's ask and the console's traces. */
+  chat: { url: string; apiKey: string | undefined };
   /** The MCP endpoint at /mcp; undefined when no key has an MCP scope. */
   mcp: McpConfig | undefined;
 }
@@ -181,6 +185,11 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
       ? splitEnvList(values.CORS_ALLOWED_ORIGINS)
       : undefined,
     publicUrl: values.GATEWAY_PUBLIC_URL?.toString().replace(/\/$/, ""),
+    memory: { url: values.MEMORY_URL.toString().replace(/\/$/, ""), apiKey: values.MEMORY_API_KEY },
+    chat: {
+      url: values.AGENT_CHAT_URL.toString().replace(/\/$/, ""),
+      apiKey: values.AGENT_API_KEY,
+    },
     mcp: mcpConfig(values),
   };
 }

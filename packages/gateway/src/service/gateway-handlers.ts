@@ -10,6 +10,7 @@ import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
 import { bridge } from "./message-bridge.js";
 import { tokenFromBroker } from "./token-message.js";
+import { createWebhookHandlers } from "./webhook-handlers.js";
 
 export interface GatewayHandlersOptions {
   broker: BrokerClient;
@@ -17,6 +18,8 @@ export interface GatewayHandlersOptions {
   allowedReturnDomains: string[];
   /** Public base of this gateway; the OAuth redirect URI is its /auth/callback. */
   publicUrl: string | undefined;
+  /** GATEWAY_REQUIRE_API_KEY: webhook subscriptions are managed only when it is on. */
+  inboundKeysRequired: boolean;
 }
 
 export type GatewayHandlers = ServiceImpl<typeof gatewayV1.GatewayService>;
@@ -204,5 +207,6 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
       const session = await broker.getAgentSession({ id: request.id }, brokerCall(context));
       return bridge(brokerV1.AgentSessionSchema, session, gatewayV1.AgentSessionSchema);
     },
+    ...createWebhookHandlers(broker, brokerCall, options.inboundKeysRequired),
   };
 }

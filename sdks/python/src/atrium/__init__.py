@@ -24,6 +24,7 @@ from .strategies import (
 )
 from .token_cache import TokenCache
 from .trace_stream import TraceStreamEnded
+from .webhooks import WebhookEvent, WebhookVerificationError, verify_webhook
 
 __all__ = [
     "AsyncChatClient",
@@ -44,9 +45,12 @@ __all__ = [
     "OutgoingRequest",
     "TokenCache",
     "TraceStreamEnded",
+    "WebhookEvent",
+    "WebhookVerificationError",
     "__version__",
     "apply_credential",
     "inject_credential",
     "resolve_strategy",
     "sign_sigv4",
+    "verify_webhook",
 ]

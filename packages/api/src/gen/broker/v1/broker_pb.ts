@@ -13,7 +13,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file broker/v1/broker.proto.
  */
 export const file_broker_v1_broker: GenFile = /*@__PURE__*/
-  fileDesc("ChZicm9rZXIvdjEvYnJva2VyLnByb3RvEglicm9rZXIudjEi9AYKDVByb3ZpZGVySW5wdXQSEQoEbmFtZRgBIAEoCUgAiAEBEhYKCWF1dGhfdHlwZRgCIAEoCUgBiAEBEhYKCWNsaWVudF9pZBgDIAEoCUgCiAEBEhoKDWNsaWVudF9zZWNyZXQYBCABKAlIA4gBARIOCgZzY29wZXMYBSADKAkSFQoIYXV0aF91cmwYBiABKAlIBIgBARIWCgl0b2tlbl91cmwYByABKAlIBYgBARITCgZpc3N1ZXIYCCABKAlIBogBARIdChBlbmFibGVfZGlzY292ZXJ5GAkgASgISAeIAQESGwoOd2VsbF9rbm93bl91cmwYCiABKAlICIgBARIZCgxhcGlfYmFzZV91cmwYCyABKAlICYgBARIfChJ1c2VyX2luZm9fZW5kcG9pbnQYDCABKAlICogBARIYCgtkZXNjcmlwdGlvbhgNIAEoCUgLiAEBEhUKCGNhdGVnb3J5GA4gASgJSAyIAQESNAoGcGFyYW1zGA8gAygLMiQuYnJva2VyLnYxLlByb3ZpZGVySW5wdXQuUGFyYW1zRW50cnkSHwoSc2FtbF9pZHBfZW50aXR5X2lkGBAgASgJSA2IAQESHQoQc2FtbF9pZHBfc3NvX3VybBgRIAEoCUgOiAEBEh8KEnNhbWxfaWRwX3g1MDlfY2VydBgSIAEoCUgPiAEBEh4KEXNhbWxfc3BfZW50aXR5X2lkGBMgASgJSBCIAQEaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIHCgVfbmFtZUIMCgpfYXV0aF90eXBlQgwKCl9jbGllbnRfaWRCEAoOX2NsaWVudF9zZWNyZXRCCwoJX2F1dGhfdXJsQgwKCl90b2tlbl91cmxCCQoHX2lzc3VlckITChFfZW5hYmxlX2Rpc2NvdmVyeUIRCg9fd2VsbF9rbm93bl91cmxCDwoNX2FwaV9iYXNlX3VybEIVChNfdXNlcl9pbmZvX2VuZHBvaW50Qg4KDF9kZXNjcmlwdGlvbkILCglfY2F0ZWdvcnlCFQoTX3NhbWxfaWRwX2VudGl0eV9pZEITChFfc2FtbF9pZHBfc3NvX3VybEIVChNfc2FtbF9pZHBfeDUwOV9jZXJ0QhQKEl9zYW1sX3NwX2VudGl0eV9pZCKCBQoIUHJvdmlkZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhdXRoX3R5cGUYAyABKAkSEQoJY2xpZW50X2lkGAQgASgJEiEKGWNsaWVudF9zZWNyZXRfZmluZ2VycHJpbnQYBSABKAkSDgoGc2NvcGVzGAYgAygJEhAKCGF1dGhfdXJsGAcgASgJEhEKCXRva2VuX3VybBgIIAEoCRIOCgZpc3N1ZXIYCSABKAkSGAoQZW5hYmxlX2Rpc2NvdmVyeRgKIAEoCBIWCg53ZWxsX2tub3duX3VybBgLIAEoCRIUCgxhcGlfYmFzZV91cmwYDCABKAkSGgoSdXNlcl9pbmZvX2VuZHBvaW50GA0gASgJEhMKC2Rlc2NyaXB0aW9uGA4gASgJEhAKCGNhdGVnb3J5GA8gASgJEi8KBnBhcmFtcxgQIAMoCzIfLmJyb2tlci52MS5Qcm92aWRlci5QYXJhbXNFbnRyeRIaChJzYW1sX2lkcF9lbnRpdHlfaWQYESABKAkSGAoQc2FtbF9pZHBfc3NvX3VybBgSIAEoCRIaChJzYW1sX2lkcF94NTA5X2NlcnQYEyABKAkSGQoRc2FtbF9zcF9lbnRpdHlfaWQYFCABKAkSFgoOc2VjcmV0X2JhY2tlbmQYFSABKAkSLgoKY3JlYXRlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgXIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJDChVDcmVhdGVQcm92aWRlclJlcXVlc3QSKgoIcHJvdmlkZXIYASABKAsyGC5icm9rZXIudjEuUHJvdmlkZXJJbnB1dCIWChRMaXN0UHJvdmlkZXJzUmVxdWVzdCI/ChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USJgoJcHJvdmlkZXJzGAEgAygLMhMuYnJva2VyLnYxLlByb3ZpZGVyIiAKEkdldFByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoCSJQChZSZXBsYWNlUHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgJEioKCHByb3ZpZGVyGAIgASgLMhguYnJva2VyLnYxLlByb3ZpZGVySW5wdXQigAEKFVVwZGF0ZVByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoCRIqCghwcm92aWRlchgCIAEoCzIYLmJyb2tlci52MS5Qcm92aWRlcklucHV0Ei8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayIjChVEZWxldGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAkiTQoWRGVsZXRlUHJvdmlkZXJSZXNwb25zZRIKCgJpZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIEhYKDnNlY3JldF9kZWxldGVkGAMgASgIIiUKF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EgoKAmlkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ1Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRInCgZmaWVsZHMYAyADKAsyFy5icm9rZXIudjEuQ2FwdHVyZUZpZWxkEhMKC3ZhbGlkYXRhYmxlGAQgASgIIngKEVN0YXJ0T0F1dGhSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgpyZXR1cm5fdXJsGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIUCgxyZWRpcmVjdF91cmkYBSABKAkibgoSU3RhcnRPQXV0aFJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImoKFENvbXBsZXRlT0F1dGhSZXF1ZXN0EgwKBGNvZGUYASABKAkSDQoFc3RhdGUYAiABKAkSCwoDaXNzGAMgASgJEg0KBWVycm9yGAQgASgJEhkKEWVycm9yX2Rlc2NyaXB0aW9uGAUgASgJIlwKFENvbXBsZXRlRmxvd1Jlc3BvbnNlEjAKCmNvbm5lY3Rpb24YASABKAsyHC5icm9rZXIudjEuQ29ubmVjdGlvblN1bW1hcnkSEgoKcmV0dXJuX3VybBgCIAEoCSJRChBTdGFydFNhbWxSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgpyZXR1cm5fdXJsGAMgASgJIj4KEVN0YXJ0U2FtbFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCRITCgtyZWxheV9zdGF0ZRgCIAEoCSJBChNDb21wbGV0ZVNhbWxSZXF1ZXN0EhUKDXNhbWxfcmVzcG9uc2UYASABKAkSEwoLcmVsYXlfc3RhdGUYAiABKAkiegoYQ2FwdHVyZUNyZWRlbnRpYWxSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIPCgdhcGlfa2V5GAMgASgJEhAKCHVzZXJuYW1lGAQgASgJEhAKCHBhc3N3b3JkGAUgASgJIrMDChFDb25uZWN0aW9uU3VtbWFyeRIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkwKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEjEKC2Nvbm5lY3Rpb25zGAEgAygLMhwuYnJva2VyLnYxLkNvbm5lY3Rpb25TdW1tYXJ5IjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSI9ChlHZXRDb25uZWN0aW9uVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSLEAwoNVG9rZW5SZXNwb25zZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSFQoNaGVhbHRoX3N0YXR1cxgEIAEoCRIUCgxhY2Nlc3NfdG9rZW4YBSABKAkSEgoKdG9rZW5fdHlwZRgGIAEoCRIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzY29wZXMYCCADKAkSEAoIaWRfdG9rZW4YCSABKAkSDwoHYXBpX2tleRgKIAEoCRIQCgh1c2VybmFtZRgLIAEoCRIQCghwYXNzd29yZBgMIAEoCRIPCgduYW1lX2lkGA0gASgJEjwKCmF0dHJpYnV0ZXMYDiADKAsyKC5icm9rZXIudjEuVG9rZW5SZXNwb25zZS5BdHRyaWJ1dGVzRW50cnkSLwoIc3RyYXRlZ3kYDyABKAsyHS5icm9rZXIudjEuQ3JlZGVudGlhbFN0cmF0ZWd5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIoMBChJDcmVkZW50aWFsU3RyYXRlZ3kSDAoEdHlwZRgBIAEoCRITCgtoZWFkZXJfbmFtZRgCIAEoCRIVCg1oZWFkZXJfcHJlZml4GAMgASgJEhIKCnBhcmFtX25hbWUYBCABKAkSDgoGcmVnaW9uGAUgASgJEg8KB3NlcnZpY2UYBiABKAkiPAoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSK7AQoZUmVmcmVzaENvbm5lY3Rpb25SZXNwb25zZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHJlZnJlc2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoXUmV2b2tlQ29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSK9AQoQUmV2b2NhdGlvblJlc3VsdBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhUKDXRva2VuX2RlbGV0ZWQYAiABKAgSGAoQcHJvdmlkZXJfcmV2b2tlZBgDIAEoCBIhChlwcm92aWRlcl9yZXZvY2F0aW9uX2Vycm9yGAQgASgJEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgGIAEoCSLeAQoMQWdlbnRTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDWNvbm5lY3Rpb25faWQYAyABKAkSFAoMd29ya3NwYWNlX2lkGAQgASgJEg4KBnN0YXR1cxgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgljbG9zZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNsb3NlX3JlYXNvbhgIIAEoCSKQAgoFQWdlbnQSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSMAoIbWV0YWRhdGEYBSADKAsyHi5icm9rZXIudjEuQWdlbnQuTWV0YWRhdGFFbnRyeRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtkaXNhYmxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIr0BChJDcmVhdGVBZ2VudFJlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSPQoIbWV0YWRhdGEYBCADKAsyKy5icm9rZXIudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIikKEUxpc3RBZ2VudHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSI2ChJMaXN0QWdlbnRzUmVzcG9uc2USIAoGYWdlbnRzGAEgAygLMhAuYnJva2VyLnYxLkFnZW50IjMKD0dldEFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiNwoTRGlzYWJsZUFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiWgoZQ3JlYXRlQWdlbnRTZXNzaW9uUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIVCg1jb25uZWN0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCSIkChZHZXRBZ2VudFNlc3Npb25SZXF1ZXN0EgoKAmlkGAEgASgJIr8BCgpBdWRpdEV2ZW50EgoKAmlkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2FsbGVyX2lwGAQgASgJEhIKCnVzZXJfYWdlbnQYBSABKAkSEwoLcmVzb3VyY2VfaWQYBiABKAkSJQoEZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QijQEKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEgoKZXZlbnRfdHlwZRgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRINCgVzaW5jZRgDIAEoCRINCgV1bnRpbBgEIAEoCRISCgVsaW1pdBgFIAEoBUgAiAEBEg4KBm9mZnNldBgGIAEoBUIICgZfbGltaXQibgoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USJQoGZXZlbnRzGAEgAygLMhUuYnJva2VyLnYxLkF1ZGl0RXZlbnQSDQoFdG90YWwYAiABKAUSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFMvYTCg1Ccm9rZXJTZXJ2aWNlEmUKDkNyZWF0ZVByb3ZpZGVyEiAuYnJva2VyLnYxLkNyZWF0ZVByb3ZpZGVyUmVxdWVzdBoTLmJyb2tlci52MS5Qcm92aWRlciIcgtPkkwIWOghwcm92aWRlciIKL3Byb3ZpZGVycxJmCg1MaXN0UHJvdmlkZXJzEh8uYnJva2VyLnYxLkxpc3RQcm92aWRlcnNSZXF1ZXN0GiAuYnJva2VyLnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZSISgtPkkwIMEgovcHJvdmlkZXJzEloKC0dldFByb3ZpZGVyEh0uYnJva2VyLnYxLkdldFByb3ZpZGVyUmVxdWVzdBoTLmJyb2tlci52MS5Qcm92aWRlciIXgtPkkwIREg8vcHJvdmlkZXJzL3tpZH0SbAoPUmVwbGFjZVByb3ZpZGVyEiEuYnJva2VyLnYxLlJlcGxhY2VQcm92aWRlclJlcXVlc3QaEy5icm9rZXIudjEuUHJvdmlkZXIiIYLT5JMCGzoIcHJvdmlkZXIaDy9wcm92aWRlcnMve2lkfRJqCg5VcGRhdGVQcm92aWRlchIgLmJyb2tlci52MS5VcGRhdGVQcm92aWRlclJlcXVlc3QaEy5icm9rZXIudjEuUHJvdmlkZXIiIYLT5JMCGzoIcHJvdmlkZXIyDy9wcm92aWRlcnMve2lkfRJuCg5EZWxldGVQcm92aWRlchIgLmJyb2tlci52MS5EZWxldGVQcm92aWRlclJlcXVlc3QaIS5icm9rZXIudjEuRGVsZXRlUHJvdmlkZXJSZXNwb25zZSIXgtPkkwIRKg8vcHJvdmlkZXJzL3tpZH0SeAoQR2V0Q2FwdHVyZVNjaGVtYRIiLmJyb2tlci52MS5HZXRDYXB0dXJlU2NoZW1hUmVxdWVzdBoYLmJyb2tlci52MS5DYXB0dXJlU2NoZW1hIiaC0+STAiASHi9wcm92aWRlcnMve2lkfS9jYXB0dXJlLXNjaGVtYRJiCgpTdGFydE9BdXRoEhwuYnJva2VyLnYxLlN0YXJ0T0F1dGhSZXF1ZXN0Gh0uYnJva2VyLnYxLlN0YXJ0T0F1dGhSZXNwb25zZSIXgtPkkwIROgEqIgwvb2F1dGgvc3RhcnQSagoNQ29tcGxldGVPQXV0aBIfLmJyb2tlci52MS5Db21wbGV0ZU9BdXRoUmVxdWVzdBofLmJyb2tlci52MS5Db21wbGV0ZUZsb3dSZXNwb25zZSIXgtPkkwIREg8vb2F1dGgvY2FsbGJhY2sSXgoJU3RhcnRTYW1sEhsuYnJva2VyLnYxLlN0YXJ0U2FtbFJlcXVlc3QaHC5icm9rZXIudjEuU3RhcnRTYW1sUmVzcG9uc2UiFoLT5JMCEDoBKiILL3NhbWwvc3RhcnQSZQoMQ29tcGxldGVTYW1sEh4uYnJva2VyLnYxLkNvbXBsZXRlU2FtbFJlcXVlc3QaHy5icm9rZXIudjEuQ29tcGxldGVGbG93UmVzcG9uc2UiFILT5JMCDjoBKiIJL3NhbWwvYWNzEnYKEUNhcHR1cmVDcmVkZW50aWFsEiMuYnJva2VyLnYxLkNhcHR1cmVDcmVkZW50aWFsUmVxdWVzdBocLmJyb2tlci52MS5Db25uZWN0aW9uU3VtbWFyeSIegtPkkwIYOgEqIhMvY29ubmVjdGlvbnMvc3RhdGljEm4KD0xpc3RDb25uZWN0aW9ucxIhLmJyb2tlci52MS5MaXN0Q29ubmVjdGlvbnNSZXF1ZXN0GiIuYnJva2VyLnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlIhSC0+STAg4SDC9jb25uZWN0aW9ucxJpCg1HZXRDb25uZWN0aW9uEh8uYnJva2VyLnYxLkdldENvbm5lY3Rpb25SZXF1ZXN0GhwuYnJva2VyLnYxLkNvbm5lY3Rpb25TdW1tYXJ5IhmC0+STAhMSES9jb25uZWN0aW9ucy97aWR9EnUKEkdldENvbm5lY3Rpb25Ub2tlbhIkLmJyb2tlci52MS5HZXRDb25uZWN0aW9uVG9rZW5SZXF1ZXN0GhguYnJva2VyLnYxLlRva2VuUmVzcG9uc2UiH4LT5JMCGRIXL2Nvbm5lY3Rpb25zL3tpZH0vdG9rZW4ShAEKEVJlZnJlc2hDb25uZWN0aW9uEiMuYnJva2VyLnYxLlJlZnJlc2hDb25uZWN0aW9uUmVxdWVzdBokLmJyb2tlci52MS5SZWZyZXNoQ29ubmVjdGlvblJlc3BvbnNlIiSC0+STAh46ASoiGS9jb25uZWN0aW9ucy97aWR9L3JlZnJlc2gSbgoQUmV2b2tlQ29ubmVjdGlvbhIiLmJyb2tlci52MS5SZXZva2VDb25uZWN0aW9uUmVxdWVzdBobLmJyb2tlci52MS5SZXZvY2F0aW9uUmVzdWx0IhmC0+STAhMqES9jb25uZWN0aW9ucy97aWR9ElIKC0NyZWF0ZUFnZW50Eh0uYnJva2VyLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoQLmJyb2tlci52MS5BZ2VudCISgtPkkwIMOgEqIgcvYWdlbnRzEloKCkxpc3RBZ2VudHMSHC5icm9rZXIudjEuTGlzdEFnZW50c1JlcXVlc3QaHS5icm9rZXIudjEuTGlzdEFnZW50c1Jlc3BvbnNlIg+C0+STAgkSBy9hZ2VudHMSTgoIR2V0QWdlbnQSGi5icm9rZXIudjEuR2V0QWdlbnRSZXF1ZXN0GhAuYnJva2VyLnYxLkFnZW50IhSC0+STAg4SDC9hZ2VudHMve2lkfRJWCgxEaXNhYmxlQWdlbnQSHi5icm9rZXIudjEuRGlzYWJsZUFnZW50UmVxdWVzdBoQLmJyb2tlci52MS5BZ2VudCIUgtPkkwIOKgwvYWdlbnRzL3tpZH0SbwoSQ3JlYXRlQWdlbnRTZXNzaW9uEiQuYnJva2VyLnYxLkNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QaFy5icm9rZXIudjEuQWdlbnRTZXNzaW9uIhqC0+STAhQ6ASoiDy9hZ2VudC1zZXNzaW9ucxJrCg9HZXRBZ2VudFNlc3Npb24SIS5icm9rZXIudjEuR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBoXLmJyb2tlci52MS5BZ2VudFNlc3Npb24iHILT5JMCFhIUL2FnZW50LXNlc3Npb25zL3tpZH0SaAoPTGlzdEF1ZGl0RXZlbnRzEiEuYnJva2VyLnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaIi5icm9rZXIudjEuTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2UiDoLT5JMCCBIGL2F1ZGl0YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("ChZicm9rZXIvdjEvYnJva2VyLnByb3RvEglicm9rZXIudjEi9AYKDVByb3ZpZGVySW5wdXQSEQoEbmFtZRgBIAEoCUgAiAEBEhYKCWF1dGhfdHlwZRgCIAEoCUgBiAEBEhYKCWNsaWVudF9pZBgDIAEoCUgCiAEBEhoKDWNsaWVudF9zZWNyZXQYBCABKAlIA4gBARIOCgZzY29wZXMYBSADKAkSFQoIYXV0aF91cmwYBiABKAlIBIgBARIWCgl0b2tlbl91cmwYByABKAlIBYgBARITCgZpc3N1ZXIYCCABKAlIBogBARIdChBlbmFibGVfZGlzY292ZXJ5GAkgASgISAeIAQESGwoOd2VsbF9rbm93bl91cmwYCiABKAlICIgBARIZCgxhcGlfYmFzZV91cmwYCyABKAlICYgBARIfChJ1c2VyX2luZm9fZW5kcG9pbnQYDCABKAlICogBARIYCgtkZXNjcmlwdGlvbhgNIAEoCUgLiAEBEhUKCGNhdGVnb3J5GA4gASgJSAyIAQESNAoGcGFyYW1zGA8gAygLMiQuYnJva2VyLnYxLlByb3ZpZGVySW5wdXQuUGFyYW1zRW50cnkSHwoSc2FtbF9pZHBfZW50aXR5X2lkGBAgASgJSA2IAQESHQoQc2FtbF9pZHBfc3NvX3VybBgRIAEoCUgOiAEBEh8KEnNhbWxfaWRwX3g1MDlfY2VydBgSIAEoCUgPiAEBEh4KEXNhbWxfc3BfZW50aXR5X2lkGBMgASgJSBCIAQEaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIHCgVfbmFtZUIMCgpfYXV0aF90eXBlQgwKCl9jbGllbnRfaWRCEAoOX2NsaWVudF9zZWNyZXRCCwoJX2F1dGhfdXJsQgwKCl90b2tlbl91cmxCCQoHX2lzc3VlckITChFfZW5hYmxlX2Rpc2NvdmVyeUIRCg9fd2VsbF9rbm93bl91cmxCDwoNX2FwaV9iYXNlX3VybEIVChNfdXNlcl9pbmZvX2VuZHBvaW50Qg4KDF9kZXNjcmlwdGlvbkILCglfY2F0ZWdvcnlCFQoTX3NhbWxfaWRwX2VudGl0eV9pZEITChFfc2FtbF9pZHBfc3NvX3VybEIVChNfc2FtbF9pZHBfeDUwOV9jZXJ0QhQKEl9zYW1sX3NwX2VudGl0eV9pZCKCBQoIUHJvdmlkZXISCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRIRCglhdXRoX3R5cGUYAyABKAkSEQoJY2xpZW50X2lkGAQgASgJEiEKGWNsaWVudF9zZWNyZXRfZmluZ2VycHJpbnQYBSABKAkSDgoGc2NvcGVzGAYgAygJEhAKCGF1dGhfdXJsGAcgASgJEhEKCXRva2VuX3VybBgIIAEoCRIOCgZpc3N1ZXIYCSABKAkSGAoQZW5hYmxlX2Rpc2NvdmVyeRgKIAEoCBIWCg53ZWxsX2tub3duX3VybBgLIAEoCRIUCgxhcGlfYmFzZV91cmwYDCABKAkSGgoSdXNlcl9pbmZvX2VuZHBvaW50GA0gASgJEhMKC2Rlc2NyaXB0aW9uGA4gASgJEhAKCGNhdGVnb3J5GA8gASgJEi8KBnBhcmFtcxgQIAMoCzIfLmJyb2tlci52MS5Qcm92aWRlci5QYXJhbXNFbnRyeRIaChJzYW1sX2lkcF9lbnRpdHlfaWQYESABKAkSGAoQc2FtbF9pZHBfc3NvX3VybBgSIAEoCRIaChJzYW1sX2lkcF94NTA5X2NlcnQYEyABKAkSGQoRc2FtbF9zcF9lbnRpdHlfaWQYFCABKAkSFgoOc2VjcmV0X2JhY2tlbmQYFSABKAkSLgoKY3JlYXRlZF9hdBgWIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgXIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLQoLUGFyYW1zRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJDChVDcmVhdGVQcm92aWRlclJlcXVlc3QSKgoIcHJvdmlkZXIYASABKAsyGC5icm9rZXIudjEuUHJvdmlkZXJJbnB1dCIWChRMaXN0UHJvdmlkZXJzUmVxdWVzdCI/ChVMaXN0UHJvdmlkZXJzUmVzcG9uc2USJgoJcHJvdmlkZXJzGAEgAygLMhMuYnJva2VyLnYxLlByb3ZpZGVyIiAKEkdldFByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoCSJQChZSZXBsYWNlUHJvdmlkZXJSZXF1ZXN0EgoKAmlkGAEgASgJEioKCHByb3ZpZGVyGAIgASgLMhguYnJva2VyLnYxLlByb3ZpZGVySW5wdXQigAEKFVVwZGF0ZVByb3ZpZGVyUmVxdWVzdBIKCgJpZBgBIAEoCRIqCghwcm92aWRlchgCIAEoCzIYLmJyb2tlci52MS5Qcm92aWRlcklucHV0Ei8KC3VwZGF0ZV9tYXNrGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkZpZWxkTWFzayIjChVEZWxldGVQcm92aWRlclJlcXVlc3QSCgoCaWQYASABKAkiTQoWRGVsZXRlUHJvdmlkZXJSZXNwb25zZRIKCgJpZBgBIAEoCRIPCgdkZWxldGVkGAIgASgIEhYKDnNlY3JldF9kZWxldGVkGAMgASgIIiUKF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EgoKAmlkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ1Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRInCgZmaWVsZHMYAyADKAsyFy5icm9rZXIudjEuQ2FwdHVyZUZpZWxkEhMKC3ZhbGlkYXRhYmxlGAQgASgIIngKEVN0YXJ0T0F1dGhSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgpyZXR1cm5fdXJsGAMgASgJEg4KBnNjb3BlcxgEIAMoCRIUCgxyZWRpcmVjdF91cmkYBSABKAkibgoSU3RhcnRPQXV0aFJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImoKFENvbXBsZXRlT0F1dGhSZXF1ZXN0EgwKBGNvZGUYASABKAkSDQoFc3RhdGUYAiABKAkSCwoDaXNzGAMgASgJEg0KBWVycm9yGAQgASgJEhkKEWVycm9yX2Rlc2NyaXB0aW9uGAUgASgJIlwKFENvbXBsZXRlRmxvd1Jlc3BvbnNlEjAKCmNvbm5lY3Rpb24YASABKAsyHC5icm9rZXIudjEuQ29ubmVjdGlvblN1bW1hcnkSEgoKcmV0dXJuX3VybBgCIAEoCSJRChBTdGFydFNhbWxSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRISCgpyZXR1cm5fdXJsGAMgASgJIj4KEVN0YXJ0U2FtbFJlc3BvbnNlEhQKDHJlZGlyZWN0X3VybBgBIAEoCRITCgtyZWxheV9zdGF0ZRgCIAEoCSJBChNDb21wbGV0ZVNhbWxSZXF1ZXN0EhUKDXNhbWxfcmVzcG9uc2UYASABKAkSEwoLcmVsYXlfc3RhdGUYAiABKAkiegoYQ2FwdHVyZUNyZWRlbnRpYWxSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIPCgdhcGlfa2V5GAMgASgJEhAKCHVzZXJuYW1lGAQgASgJEhAKCHBhc3N3b3JkGAUgASgJIrMDChFDb25uZWN0aW9uU3VtbWFyeRIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkwKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEjEKC2Nvbm5lY3Rpb25zGAEgAygLMhwuYnJva2VyLnYxLkNvbm5lY3Rpb25TdW1tYXJ5IjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSI9ChlHZXRDb25uZWN0aW9uVG9rZW5SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSLEAwoNVG9rZW5SZXNwb25zZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSFQoNaGVhbHRoX3N0YXR1cxgEIAEoCRIUCgxhY2Nlc3NfdG9rZW4YBSABKAkSEgoKdG9rZW5fdHlwZRgGIAEoCRIuCgpleHBpcmVzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzY29wZXMYCCADKAkSEAoIaWRfdG9rZW4YCSABKAkSDwoHYXBpX2tleRgKIAEoCRIQCgh1c2VybmFtZRgLIAEoCRIQCghwYXNzd29yZBgMIAEoCRIPCgduYW1lX2lkGA0gASgJEjwKCmF0dHJpYnV0ZXMYDiADKAsyKC5icm9rZXIudjEuVG9rZW5SZXNwb25zZS5BdHRyaWJ1dGVzRW50cnkSLwoIc3RyYXRlZ3kYDyABKAsyHS5icm9rZXIudjEuQ3JlZGVudGlhbFN0cmF0ZWd5GjEKD0F0dHJpYnV0ZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIoMBChJDcmVkZW50aWFsU3RyYXRlZ3kSDAoEdHlwZRgBIAEoCRITCgtoZWFkZXJfbmFtZRgCIAEoCRIVCg1oZWFkZXJfcHJlZml4GAMgASgJEhIKCnBhcmFtX25hbWUYBCABKAkSDgoGcmVnaW9uGAUgASgJEg8KB3NlcnZpY2UYBiABKAkiPAoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSK7AQoZUmVmcmVzaENvbm5lY3Rpb25SZXNwb25zZRIVCg1jb25uZWN0aW9uX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHJlZnJlc2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiSwoXUmV2b2tlQ29ubmVjdGlvblJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCSK9AQoQUmV2b2NhdGlvblJlc3VsdBIVCg1jb25uZWN0aW9uX2lkGAEgASgJEhUKDXRva2VuX2RlbGV0ZWQYAiABKAgSGAoQcHJvdmlkZXJfcmV2b2tlZBgDIAEoCBIhChlwcm92aWRlcl9yZXZvY2F0aW9uX2Vycm9yGAQgASgJEi4KCnJldm9rZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnJlYXNvbhgGIAEoCSLeAQoMQWdlbnRTZXNzaW9uEgoKAmlkGAEgASgJEhAKCGFnZW50X2lkGAIgASgJEhUKDWNvbm5lY3Rpb25faWQYAyABKAkSFAoMd29ya3NwYWNlX2lkGAQgASgJEg4KBnN0YXR1cxgFIAEoCRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBItCgljbG9zZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDGNsb3NlX3JlYXNvbhgIIAEoCSKQAgoFQWdlbnQSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEgwKBG5hbWUYAyABKAkSEwoLZGVzY3JpcHRpb24YBCABKAkSMAoIbWV0YWRhdGEYBSADKAsyHi5icm9rZXIudjEuQWdlbnQuTWV0YWRhdGFFbnRyeRIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtkaXNhYmxlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIr0BChJDcmVhdGVBZ2VudFJlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkSPQoIbWV0YWRhdGEYBCADKAsyKy5icm9rZXIudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIikKEUxpc3RBZ2VudHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSI2ChJMaXN0QWdlbnRzUmVzcG9uc2USIAoGYWdlbnRzGAEgAygLMhAuYnJva2VyLnYxLkFnZW50IjMKD0dldEFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiNwoTRGlzYWJsZUFnZW50UmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkiWgoZQ3JlYXRlQWdlbnRTZXNzaW9uUmVxdWVzdBIQCghhZ2VudF9pZBgBIAEoCRIVCg1jb25uZWN0aW9uX2lkGAIgASgJEhQKDHdvcmtzcGFjZV9pZBgDIAEoCSIkChZHZXRBZ2VudFNlc3Npb25SZXF1ZXN0EgoKAmlkGAEgASgJIr8BCgpBdWRpdEV2ZW50EgoKAmlkGAEgASgJEhIKCmV2ZW50X3R5cGUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJY2FsbGVyX2lwGAQgASgJEhIKCnVzZXJfYWdlbnQYBSABKAkSEwoLcmVzb3VyY2VfaWQYBiABKAkSJQoEZGF0YRgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QijQEKFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSEgoKZXZlbnRfdHlwZRgBIAEoCRITCgtyZXNvdXJjZV9pZBgCIAEoCRINCgVzaW5jZRgDIAEoCRINCgV1bnRpbBgEIAEoCRISCgVsaW1pdBgFIAEoBUgAiAEBEg4KBm9mZnNldBgGIAEoBUIICgZfbGltaXQibgoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USJQoGZXZlbnRzGAEgAygLMhUuYnJva2VyLnYxLkF1ZGl0RXZlbnQSDQoFdG90YWwYAiABKAUSDQoFbGltaXQYAyABKAUSDgoGb2Zmc2V0GAQgASgFIsUBCgxXZWJob29rSW5wdXQSEQoEbmFtZRgBIAEoCUgAiAEBEhAKA3VybBgCIAEoCUgBiAEBEhMKC2V2ZW50X3R5cGVzGAMgAygJEhMKBnNlY3JldBgEIAEoCUgCiAEBEhQKB2VuYWJsZWQYBSABKAhIA4gBARIYCgtkZXNjcmlwdGlvbhgGIAEoCUgEiAEBQgcKBV9uYW1lQgYKBF91cmxCCQoHX3NlY3JldEIKCghfZW5hYmxlZEIOCgxfZGVzY3JpcHRpb24i9wEKB1dlYmhvb2sSCgoCaWQYASABKAkSDAoEbmFtZRgCIAEoCRILCgN1cmwYAyABKAkSEwoLZXZlbnRfdHlwZXMYBCADKAkSDwoHZW5hYmxlZBgFIAEoCBITCgtkZXNjcmlwdGlvbhgGIAEoCRIaChJzZWNyZXRfZmluZ2VycHJpbnQYByABKAkSDgoGc2VjcmV0GAggASgJEi4KCmNyZWF0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkAKFENyZWF0ZVdlYmhvb2tSZXF1ZXN0EigKB3dlYmhvb2sYASABKAsyFy5icm9rZXIudjEuV2ViaG9va0lucHV0IhUKE0xpc3RXZWJob29rc1JlcXVlc3QiPAoUTGlzdFdlYmhvb2tzUmVzcG9uc2USJAoId2ViaG9va3MYASADKAsyEi5icm9rZXIudjEuV2ViaG9vayIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSJMChRVcGRhdGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCRIoCgd3ZWJob29rGAIgASgLMhcuYnJva2VyLnYxLldlYmhvb2tJbnB1dCIiChREZWxldGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSI0ChVEZWxldGVXZWJob29rUmVzcG9uc2USCgoCaWQYASABKAkSDwoHZGVsZXRlZBgCIAEoCCJoChxMaXN0V2ViaG9va0RlbGl2ZXJpZXNSZXF1ZXN0EgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEg4KBm9mZnNldBgEIAEoBUIICgZfbGltaXQijAEKDldlYmhvb2tBdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSEwoLc3RhdHVzX2NvZGUYAiABKAUSDQoFZXJyb3IYAyABKAkSEwoLZHVyYXRpb25fbXMYBCABKAUSMAoMYXR0ZW1wdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLVAgoPV2ViaG9va0RlbGl2ZXJ5EgoKAmlkGAEgASgJEhIKCndlYmhvb2tfaWQYAiABKAkSEgoKZXZlbnRfdHlwZRgDIAEoCRIOCgZzdGF0dXMYBCABKAkSFQoNYXR0ZW1wdF9jb3VudBgFIAEoBRIzCg9uZXh0X2F0dGVtcHRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhIKCmxhc3RfZXJyb3IYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMZGVsaXZlcmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwYXlsb2FkGAogASgJEisKCGF0dGVtcHRzGAsgAygLMhkuYnJva2VyLnYxLldlYmhvb2tBdHRlbXB0Ik8KHUxpc3RXZWJob29rRGVsaXZlcmllc1Jlc3BvbnNlEi4KCmRlbGl2ZXJpZXMYASADKAsyGi5icm9rZXIudjEuV2ViaG9va0RlbGl2ZXJ5MvcYCg1Ccm9rZXJTZXJ2aWNlEmUKDkNyZWF0ZVByb3ZpZGVyEiAuYnJva2VyLnYxLkNyZWF0ZVByb3ZpZGVyUmVxdWVzdBoTLmJyb2tlci52MS5Qcm92aWRlciIcgtPkkwIWOghwcm92aWRlciIKL3Byb3ZpZGVycxJmCg1MaXN0UHJvdmlkZXJzEh8uYnJva2VyLnYxLkxpc3RQcm92aWRlcnNSZXF1ZXN0GiAuYnJva2VyLnYxLkxpc3RQcm92aWRlcnNSZXNwb25zZSISgtPkkwIMEgovcHJvdmlkZXJzEloKC0dldFByb3ZpZGVyEh0uYnJva2VyLnYxLkdldFByb3ZpZGVyUmVxdWVzdBoTLmJyb2tlci52MS5Qcm92aWRlciIXgtPkkwIREg8vcHJvdmlkZXJzL3tpZH0SbAoPUmVwbGFjZVByb3ZpZGVyEiEuYnJva2VyLnYxLlJlcGxhY2VQcm92aWRlclJlcXVlc3QaEy5icm9rZXIudjEuUHJvdmlkZXIiIYLT5JMCGzoIcHJvdmlkZXIaDy9wcm92aWRlcnMve2lkfRJqCg5VcGRhdGVQcm92aWRlchIgLmJyb2tlci52MS5VcGRhdGVQcm92aWRlclJlcXVlc3QaEy5icm9rZXIudjEuUHJvdmlkZXIiIYLT5JMCGzoIcHJvdmlkZXIyDy9wcm92aWRlcnMve2lkfRJuCg5EZWxldGVQcm92aWRlchIgLmJyb2tlci52MS5EZWxldGVQcm92aWRlclJlcXVlc3QaIS5icm9rZXIudjEuRGVsZXRlUHJvdmlkZXJSZXNwb25zZSIXgtPkkwIRKg8vcHJvdmlkZXJzL3tpZH0SeAoQR2V0Q2FwdHVyZVNjaGVtYRIiLmJyb2tlci52MS5HZXRDYXB0dXJlU2NoZW1hUmVxdWVzdBoYLmJyb2tlci52MS5DYXB0dXJlU2NoZW1hIiaC0+STAiASHi9wcm92aWRlcnMve2lkfS9jYXB0dXJlLXNjaGVtYRJiCgpTdGFydE9BdXRoEhwuYnJva2VyLnYxLlN0YXJ0T0F1dGhSZXF1ZXN0Gh0uYnJva2VyLnYxLlN0YXJ0T0F1dGhSZXNwb25zZSIXgtPkkwIROgEqIgwvb2F1dGgvc3RhcnQSagoNQ29tcGxldGVPQXV0aBIfLmJyb2tlci52MS5Db21wbGV0ZU9BdXRoUmVxdWVzdBofLmJyb2tlci52MS5Db21wbGV0ZUZsb3dSZXNwb25zZSIXgtPkkwIREg8vb2F1dGgvY2FsbGJhY2sSXgoJU3RhcnRTYW1sEhsuYnJva2VyLnYxLlN0YXJ0U2FtbFJlcXVlc3QaHC5icm9rZXIudjEuU3RhcnRTYW1sUmVzcG9uc2UiFoLT5JMCEDoBKiILL3NhbWwvc3RhcnQSZQoMQ29tcGxldGVTYW1sEh4uYnJva2VyLnYxLkNvbXBsZXRlU2FtbFJlcXVlc3QaHy5icm9rZXIudjEuQ29tcGxldGVGbG93UmVzcG9uc2UiFILT5JMCDjoBKiIJL3NhbWwvYWNzEnYKEUNhcHR1cmVDcmVkZW50aWFsEiMuYnJva2VyLnYxLkNhcHR1cmVDcmVkZW50aWFsUmVxdWVzdBocLmJyb2tlci52MS5Db25uZWN0aW9uU3VtbWFyeSIegtPkkwIYOgEqIhMvY29ubmVjdGlvbnMvc3RhdGljEm4KD0xpc3RDb25uZWN0aW9ucxIhLmJyb2tlci52MS5MaXN0Q29ubmVjdGlvbnNSZXF1ZXN0GiIuYnJva2VyLnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlIhSC0+STAg4SDC9jb25uZWN0aW9ucxJpCg1HZXRDb25uZWN0aW9uEh8uYnJva2VyLnYxLkdldENvbm5lY3Rpb25SZXF1ZXN0GhwuYnJva2VyLnYxLkNvbm5lY3Rpb25TdW1tYXJ5IhmC0+STAhMSES9jb25uZWN0aW9ucy97aWR9EnUKEkdldENvbm5lY3Rpb25Ub2tlbhIkLmJyb2tlci52MS5HZXRDb25uZWN0aW9uVG9rZW5SZXF1ZXN0GhguYnJva2VyLnYxLlRva2VuUmVzcG9uc2UiH4LT5JMCGRIXL2Nvbm5lY3Rpb25zL3tpZH0vdG9rZW4ShAEKEVJlZnJlc2hDb25uZWN0aW9uEiMuYnJva2VyLnYxLlJlZnJlc2hDb25uZWN0aW9uUmVxdWVzdBokLmJyb2tlci52MS5SZWZyZXNoQ29ubmVjdGlvblJlc3BvbnNlIiSC0+STAh46ASoiGS9jb25uZWN0aW9ucy97aWR9L3JlZnJlc2gSbgoQUmV2b2tlQ29ubmVjdGlvbhIiLmJyb2tlci52MS5SZXZva2VDb25uZWN0aW9uUmVxdWVzdBobLmJyb2tlci52MS5SZXZvY2F0aW9uUmVzdWx0IhmC0+STAhMqES9jb25uZWN0aW9ucy97aWR9ElIKC0NyZWF0ZUFnZW50Eh0uYnJva2VyLnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoQLmJyb2tlci52MS5BZ2VudCISgtPkkwIMOgEqIgcvYWdlbnRzEloKCkxpc3RBZ2VudHMSHC5icm9rZXIudjEuTGlzdEFnZW50c1JlcXVlc3QaHS5icm9rZXIudjEuTGlzdEFnZW50c1Jlc3BvbnNlIg+C0+STAgkSBy9hZ2VudHMSTgoIR2V0QWdlbnQSGi5icm9rZXIudjEuR2V0QWdlbnRSZXF1ZXN0GhAuYnJva2VyLnYxLkFnZW50IhSC0+STAg4SDC9hZ2VudHMve2lkfRJWCgxEaXNhYmxlQWdlbnQSHi5icm9rZXIudjEuRGlzYWJsZUFnZW50UmVxdWVzdBoQLmJyb2tlci52MS5BZ2VudCIUgtPkkwIOKgwvYWdlbnRzL3tpZH0SbwoSQ3JlYXRlQWdlbnRTZXNzaW9uEiQuYnJva2VyLnYxLkNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QaFy5icm9rZXIudjEuQWdlbnRTZXNzaW9uIhqC0+STAhQ6ASoiDy9hZ2VudC1zZXNzaW9ucxJrCg9HZXRBZ2VudFNlc3Npb24SIS5icm9rZXIudjEuR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBoXLmJyb2tlci52MS5BZ2VudFNlc3Npb24iHILT5JMCFhIUL2FnZW50LXNlc3Npb25zL3tpZH0SYAoNQ3JlYXRlV2ViaG9vaxIfLmJyb2tlci52MS5DcmVhdGVXZWJob29rUmVxdWVzdBoSLmJyb2tlci52MS5XZWJob29rIhqC0+STAhQ6B3dlYmhvb2siCS93ZWJob29rcxJiCgxMaXN0V2ViaG9va3MSHi5icm9rZXIudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBofLmJyb2tlci52MS5MaXN0V2ViaG9va3NSZXNwb25zZSIRgtPkkwILEgkvd2ViaG9va3MSVgoKR2V0V2ViaG9vaxIcLmJyb2tlci52MS5HZXRXZWJob29rUmVxdWVzdBoSLmJyb2tlci52MS5XZWJob29rIhaC0+STAhASDi93ZWJob29rcy97aWR9EmUKDVVwZGF0ZVdlYmhvb2sSHy5icm9rZXIudjEuVXBkYXRlV2ViaG9va1JlcXVlc3QaEi5icm9rZXIudjEuV2ViaG9vayIfgtPkkwIZOgd3ZWJob29rMg4vd2ViaG9va3Mve2lkfRJqCg1EZWxldGVXZWJob29rEh8uYnJva2VyLnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0GiAuYnJva2VyLnYxLkRlbGV0ZVdlYmhvb2tSZXNwb25zZSIWgtPkkwIQKg4vd2ViaG9va3Mve2lkfRKNAQoVTGlzdFdlYmhvb2tEZWxpdmVyaWVzEicuYnJva2VyLnYxLkxpc3RXZWJob29rRGVsaXZlcmllc1JlcXVlc3QaKC5icm9rZXIudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiIYLT5JMCGxIZL3dlYmhvb2tzL3tpZH0vZGVsaXZlcmllcxJoCg9MaXN0QXVkaXRFdmVudHMSIS5icm9rZXIudjEuTGlzdEF1ZGl0RXZlbnRzUmVxdWVzdBoiLmJyb2tlci52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZSIOgtPkkwIIEgYvYXVkaXRiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_field_mask, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * Provider fields a client sends. Every scalar tracks presence so PATCH merges exactly what was
@@ -1578,6 +1578,417 @@ export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> 
   messageDesc(file_broker_v1_broker, 43);
 
 /**
+ * Subscription fields a client sends; absent means not sent (PATCH keeps the stored value).
+ *
+ * @generated from message broker.v1.WebhookInput
+ */
+export type WebhookInput = Message<"broker.v1.WebhookInput"> & {
+  /**
+   * Unique; 1-100 of a-z, 0-9, '.', '_', '-'. The manifest matches subscriptions by name.
+   *
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string url = 2;
+   */
+  url?: string | undefined;
+
+  /**
+   * connection.created, connection.attention_required, connection.revoked, connection.failed,
+   * token.refresh_fatal.
+   *
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * Write-only: whsec_ + base64 of 24-64 bytes.
+   *
+   * @generated from field: optional string secret = 4;
+   */
+  secret?: string | undefined;
+
+  /**
+   * Default true; a disabled subscription gets no new events and its pending ones wait.
+   *
+   * @generated from field: optional bool enabled = 5;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string description = 6;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message broker.v1.WebhookInput.
+ * Use `create(WebhookInputSchema)` to create a new message.
+ */
+export const WebhookInputSchema: GenMessage<WebhookInput> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 44);
+
+/**
+ * @generated from message broker.v1.Webhook
+ */
+export type Webhook = Message<"broker.v1.Webhook"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: repeated string event_types = 4;
+   */
+  eventTypes: string[];
+
+  /**
+   * @generated from field: bool enabled = 5;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: string description = 6;
+   */
+  description: string;
+
+  /**
+   * Truncated SHA-256 (16 hex characters) of the secret, like a provider's.
+   *
+   * @generated from field: string secret_fingerprint = 7;
+   */
+  secretFingerprint: string;
+
+  /**
+   * Set only in the CreateWebhook response, and only when the broker generated the secret.
+   *
+   * @generated from field: string secret = 8;
+   */
+  secret: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 9;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 10;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message broker.v1.Webhook.
+ * Use `create(WebhookSchema)` to create a new message.
+ */
+export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 45);
+
+/**
+ * @generated from message broker.v1.CreateWebhookRequest
+ */
+export type CreateWebhookRequest = Message<"broker.v1.CreateWebhookRequest"> & {
+  /**
+   * @generated from field: broker.v1.WebhookInput webhook = 1;
+   */
+  webhook?: WebhookInput | undefined;
+};
+
+/**
+ * Describes the message broker.v1.CreateWebhookRequest.
+ * Use `create(CreateWebhookRequestSchema)` to create a new message.
+ */
+export const CreateWebhookRequestSchema: GenMessage<CreateWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 46);
+
+/**
+ * @generated from message broker.v1.ListWebhooksRequest
+ */
+export type ListWebhooksRequest = Message<"broker.v1.ListWebhooksRequest"> & {
+};
+
+/**
+ * Describes the message broker.v1.ListWebhooksRequest.
+ * Use `create(ListWebhooksRequestSchema)` to create a new message.
+ */
+export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 47);
+
+/**
+ * @generated from message broker.v1.ListWebhooksResponse
+ */
+export type ListWebhooksResponse = Message<"broker.v1.ListWebhooksResponse"> & {
+  /**
+   * @generated from field: repeated broker.v1.Webhook webhooks = 1;
+   */
+  webhooks: Webhook[];
+};
+
+/**
+ * Describes the message broker.v1.ListWebhooksResponse.
+ * Use `create(ListWebhooksResponseSchema)` to create a new message.
+ */
+export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 48);
+
+/**
+ * @generated from message broker.v1.GetWebhookRequest
+ */
+export type GetWebhookRequest = Message<"broker.v1.GetWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message broker.v1.GetWebhookRequest.
+ * Use `create(GetWebhookRequestSchema)` to create a new message.
+ */
+export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 49);
+
+/**
+ * @generated from message broker.v1.UpdateWebhookRequest
+ */
+export type UpdateWebhookRequest = Message<"broker.v1.UpdateWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: broker.v1.WebhookInput webhook = 2;
+   */
+  webhook?: WebhookInput | undefined;
+};
+
+/**
+ * Describes the message broker.v1.UpdateWebhookRequest.
+ * Use `create(UpdateWebhookRequestSchema)` to create a new message.
+ */
+export const UpdateWebhookRequestSchema: GenMessage<UpdateWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 50);
+
+/**
+ * @generated from message broker.v1.DeleteWebhookRequest
+ */
+export type DeleteWebhookRequest = Message<"broker.v1.DeleteWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message broker.v1.DeleteWebhookRequest.
+ * Use `create(DeleteWebhookRequestSchema)` to create a new message.
+ */
+export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 51);
+
+/**
+ * @generated from message broker.v1.DeleteWebhookResponse
+ */
+export type DeleteWebhookResponse = Message<"broker.v1.DeleteWebhookResponse"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: bool deleted = 2;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message broker.v1.DeleteWebhookResponse.
+ * Use `create(DeleteWebhookResponseSchema)` to create a new message.
+ */
+export const DeleteWebhookResponseSchema: GenMessage<DeleteWebhookResponse> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 52);
+
+/**
+ * @generated from message broker.v1.ListWebhookDeliveriesRequest
+ */
+export type ListWebhookDeliveriesRequest = Message<"broker.v1.ListWebhookDeliveriesRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * pending, delivered or failed; empty for all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Default 50, maximum 500.
+   *
+   * @generated from field: optional int32 limit = 3;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: int32 offset = 4;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message broker.v1.ListWebhookDeliveriesRequest.
+ * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 53);
+
+/**
+ * One POST to the subscriber.
+ *
+ * @generated from message broker.v1.WebhookAttempt
+ */
+export type WebhookAttempt = Message<"broker.v1.WebhookAttempt"> & {
+  /**
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * 0 when no response arrived.
+   *
+   * @generated from field: int32 status_code = 2;
+   */
+  statusCode: number;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * @generated from field: int32 duration_ms = 4;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp attempted_at = 5;
+   */
+  attemptedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message broker.v1.WebhookAttempt.
+ * Use `create(WebhookAttemptSchema)` to create a new message.
+ */
+export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 54);
+
+/**
+ * One event for one subscription; its id is the webhook-id header, the same on every retry.
+ *
+ * @generated from message broker.v1.WebhookDelivery
+ */
+export type WebhookDelivery = Message<"broker.v1.WebhookDelivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string webhook_id = 2;
+   */
+  webhookId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * pending, delivered or failed (retries exhausted).
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 attempt_count = 5;
+   */
+  attemptCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp next_attempt_at = 6;
+   */
+  nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string last_error = 7;
+   */
+  lastError: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivered_at = 9;
+   */
+  deliveredAt?: Timestamp | undefined;
+
+  /**
+   * The signed JSON body: {"type", "timestamp", "data"}.
+   *
+   * @generated from field: string payload = 10;
+   */
+  payload: string;
+
+  /**
+   * @generated from field: repeated broker.v1.WebhookAttempt attempts = 11;
+   */
+  attempts: WebhookAttempt[];
+};
+
+/**
+ * Describes the message broker.v1.WebhookDelivery.
+ * Use `create(WebhookDeliverySchema)` to create a new message.
+ */
+export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 55);
+
+/**
+ * @generated from message broker.v1.ListWebhookDeliveriesResponse
+ */
+export type ListWebhookDeliveriesResponse = Message<"broker.v1.ListWebhookDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated broker.v1.WebhookDelivery deliveries = 1;
+   */
+  deliveries: WebhookDelivery[];
+};
+
+/**
+ * Describes the message broker.v1.ListWebhookDeliveriesResponse.
+ * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_broker_v1_broker, 56);
+
+/**
  * The credential broker: provider profiles, connections (OAuth 2.0 / OIDC, SAML, static
  * credentials) with tokens encrypted at rest and kept fresh, revocation, and the audit log.
  * Every call needs an API key (REST header X-API-Key, gRPC metadata x-api-key).
@@ -1819,6 +2230,67 @@ export const BrokerService: GenService<{
     methodKind: "unary";
     input: typeof GetAgentSessionRequestSchema;
     output: typeof AgentSessionSchema;
+  },
+  /**
+   * Subscribes a URL to connection events (Standard Webhooks: webhook-id, webhook-timestamp,
+   * webhook-signature). The secret (whsec_ + base64 of 24-64 bytes) is generated when omitted and
+   * returned in this response only. 400 names the bad field: url must be https (http only on a
+   * loopback host with WEBHOOK_ALLOW_HTTP_LOOPBACK=true), event_types must be known ones.
+   *
+   * @generated from rpc broker.v1.BrokerService.CreateWebhook
+   */
+  createWebhook: {
+    methodKind: "unary";
+    input: typeof CreateWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * Lists subscriptions, ordered by name; never a secret, its fingerprint.
+   *
+   * @generated from rpc broker.v1.BrokerService.ListWebhooks
+   */
+  listWebhooks: {
+    methodKind: "unary";
+    input: typeof ListWebhooksRequestSchema;
+    output: typeof ListWebhooksResponseSchema;
+  },
+  /**
+   * @generated from rpc broker.v1.BrokerService.GetWebhook
+   */
+  getWebhook: {
+    methodKind: "unary";
+    input: typeof GetWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * Merges the fields present; a secret replaces the stored one; empty event_types keeps them.
+   *
+   * @generated from rpc broker.v1.BrokerService.UpdateWebhook
+   */
+  updateWebhook: {
+    methodKind: "unary";
+    input: typeof UpdateWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * Deletes a subscription with its deliveries, pending ones included.
+   *
+   * @generated from rpc broker.v1.BrokerService.DeleteWebhook
+   */
+  deleteWebhook: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookRequestSchema;
+    output: typeof DeleteWebhookResponseSchema;
+  },
+  /**
+   * A subscription's deliveries, newest first, each with every attempt.
+   *
+   * @generated from rpc broker.v1.BrokerService.ListWebhookDeliveries
+   */
+  listWebhookDeliveries: {
+    methodKind: "unary";
+    input: typeof ListWebhookDeliveriesRequestSchema;
+    output: typeof ListWebhookDeliveriesResponseSchema;
   },
   /**
    * Queries the audit log, newest first.

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gateway/v1/gateway.proto.
  */
 export const file_gateway_v1_gateway: GenFile = /*@__PURE__*/
-  fileDesc("ChhnYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SCmdhdGV3YXkudjEigwEKEkNyZWRlbnRpYWxTdHJhdGVneRIMCgR0eXBlGAEgASgJEhMKC2hlYWRlcl9uYW1lGAIgASgJEhUKDWhlYWRlcl9wcmVmaXgYAyABKAkSEgoKcGFyYW1fbmFtZRgEIAEoCRIOCgZyZWdpb24YBSABKAkSDwoHc2VydmljZRgGIAEoCSI+Cg9HZXRUb2tlblJlcXVlc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkitgMKBVRva2VuEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEQoJYXV0aF90eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAQgASgJEhQKDGFjY2Vzc190b2tlbhgFIAEoCRISCgp0b2tlbl90eXBlGAYgASgJEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNjb3BlcxgIIAMoCRIQCghpZF90b2tlbhgJIAEoCRIPCgdhcGlfa2V5GAogASgJEhAKCHVzZXJuYW1lGAsgASgJEhAKCHBhc3N3b3JkGAwgASgJEg8KB25hbWVfaWQYDSABKAkSNQoKYXR0cmlidXRlcxgOIAMoCzIhLmdhdGV3YXkudjEuVG9rZW4uQXR0cmlidXRlc0VudHJ5EjAKCHN0cmF0ZWd5GA8gASgLMh4uZ2F0ZXdheS52MS5DcmVkZW50aWFsU3RyYXRlZ3kaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRwoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIq8BCg1SZWZyZXNoUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDWhlYWx0aF9zdGF0dXMYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmVmcmVzaGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKsAwoKQ29ubmVjdGlvbhIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkYKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEisKC2Nvbm5lY3Rpb25zGAEgAygLMhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSJLChdSZXZva2VDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIr0BChBSZXZvY2F0aW9uUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFQoNdG9rZW5fZGVsZXRlZBgCIAEoCBIYChBwcm92aWRlcl9yZXZva2VkGAMgASgIEiEKGXByb3ZpZGVyX3Jldm9jYXRpb25fZXJyb3IYBCABKAkSLgoKcmV2b2tlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJImcKFlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhIKCnJldHVybl91cmwYAyABKAkSDgoGc2NvcGVzGAQgAygJInMKF1N0YXJ0Q29ubmVjdGlvblJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKHENvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRILCgNpc3MYAyABKAkSDQoFZXJyb3IYBCABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBSABKAkiXwodQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2USKgoKY29ubmVjdGlvbhgBIAEoCzIWLmdhdGV3YXkudjEuQ29ubmVjdGlvbhISCgpyZXR1cm5fdXJsGAIgASgJIi4KF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ2Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIoCgZmaWVsZHMYAyADKAsyGC5nYXRld2F5LnYxLkNhcHR1cmVGaWVsZBITCgt2YWxpZGF0YWJsZRgEIAEoCCJ6ChhDYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB2FwaV9rZXkYAyABKAkSEAoIdXNlcm5hbWUYBCABKAkSEAoIcGFzc3dvcmQYBSABKAki3gEKDEFnZW50U2Vzc2lvbhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIVCg1jb25uZWN0aW9uX2lkGAMgASgJEhQKDHdvcmtzcGFjZV9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2xvc2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxjbG9zZV9yZWFzb24YCCABKAkikQIKBUFnZW50EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEjEKCG1ldGFkYXRhGAUgAygLMh8uZ2F0ZXdheS52MS5BZ2VudC5NZXRhZGF0YUVudHJ5Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Rpc2FibGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEivgEKEkNyZWF0ZUFnZW50UmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRI+CghtZXRhZGF0YRgEIAMoCzIsLmdhdGV3YXkudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIikKEUxpc3RBZ2VudHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSI3ChJMaXN0QWdlbnRzUmVzcG9uc2USIQoGYWdlbnRzGAEgAygLMhEuZ2F0ZXdheS52MS5BZ2VudCIzCg9HZXRBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIjcKE0Rpc2FibGVBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIloKGUNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSFQoNY29ubmVjdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkiJAoWR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCTKbDQoOR2F0ZXdheVNlcnZpY2USXQoIR2V0VG9rZW4SGy5nYXRld2F5LnYxLkdldFRva2VuUmVxdWVzdBoRLmdhdGV3YXkudjEuVG9rZW4iIYLT5JMCGxIZL3YxL3Rva2VuL3tjb25uZWN0aW9uX2lkfRJ8ChFSZWZyZXNoQ29ubmVjdGlvbhIkLmdhdGV3YXkudjEuUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0GhkuZ2F0ZXdheS52MS5SZWZyZXNoUmVzdWx0IiaC0+STAiA6ASoiGy92MS9yZWZyZXNoL3tjb25uZWN0aW9uX2lkfRJzCg9MaXN0Q29ubmVjdGlvbnMSIi5nYXRld2F5LnYxLkxpc3RDb25uZWN0aW9uc1JlcXVlc3QaIy5nYXRld2F5LnYxLkxpc3RDb25uZWN0aW9uc1Jlc3BvbnNlIheC0+STAhESDy92MS9jb25uZWN0aW9ucxJnCg1HZXRDb25uZWN0aW9uEiAuZ2F0ZXdheS52MS5HZXRDb25uZWN0aW9uUmVxdWVzdBoWLmdhdGV3YXkudjEuQ29ubmVjdGlvbiIcgtPkkwIWEhQvdjEvY29ubmVjdGlvbnMve2lkfRJzChBSZXZva2VDb25uZWN0aW9uEiMuZ2F0ZXdheS52MS5SZXZva2VDb25uZWN0aW9uUmVxdWVzdBocLmdhdGV3YXkudjEuUmV2b2NhdGlvblJlc3VsdCIcgtPkkwIWKhQvdjEvY29ubmVjdGlvbnMve2lkfRJyCg9TdGFydENvbm5lY3Rpb24SIi5nYXRld2F5LnYxLlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QaIy5nYXRld2F5LnYxLlN0YXJ0Q29ubmVjdGlvblJlc3BvbnNlIhaC0+STAhA6ASoiCy92MS9jb25uZWN0EoQBChVDb21wbGV0ZUF1dGhvcml6YXRpb24SKC5nYXRld2F5LnYxLkNvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QaKS5nYXRld2F5LnYxLkNvbXBsZXRlQXV0aG9yaXphdGlvblJlc3BvbnNlIhaC0+STAhASDi9hdXRoL2NhbGxiYWNrEm4KEEdldENhcHR1cmVTY2hlbWESIy5nYXRld2F5LnYxLkdldENhcHR1cmVTY2hlbWFSZXF1ZXN0GhkuZ2F0ZXdheS52MS5DYXB0dXJlU2NoZW1hIhqC0+STAhQSEi92MS9jYXB0dXJlLXNjaGVtYRJ0ChFDYXB0dXJlQ3JlZGVudGlhbBIkLmdhdGV3YXkudjEuQ2FwdHVyZUNyZWRlbnRpYWxSZXF1ZXN0GhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIiGC0+STAhs6ASoiFi92MS9jYXB0dXJlLWNyZWRlbnRpYWwSVwoLQ3JlYXRlQWdlbnQSHi5nYXRld2F5LnYxLkNyZWF0ZUFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiFYLT5JMCDzoBKiIKL3YxL2FnZW50cxJfCgpMaXN0QWdlbnRzEh0uZ2F0ZXdheS52MS5MaXN0QWdlbnRzUmVxdWVzdBoeLmdhdGV3YXkudjEuTGlzdEFnZW50c1Jlc3BvbnNlIhKC0+STAgwSCi92MS9hZ2VudHMSUwoIR2V0QWdlbnQSGy5nYXRld2F5LnYxLkdldEFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiF4LT5JMCERIPL3YxL2FnZW50cy97aWR9ElsKDERpc2FibGVBZ2VudBIfLmdhdGV3YXkudjEuRGlzYWJsZUFnZW50UmVxdWVzdBoRLmdhdGV3YXkudjEuQWdlbnQiF4LT5JMCESoPL3YxL2FnZW50cy97aWR9EpkBChJDcmVhdGVBZ2VudFNlc3Npb24SJS5nYXRld2F5LnYxLkNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QaGC5nYXRld2F5LnYxLkFnZW50U2Vzc2lvbiJCgtPkkwI8OgEqWiM6ASoiHi92MS9hZ2VudHMve2FnZW50X2lkfS9zZXNzaW9ucyISL3YxL2FnZW50LXNlc3Npb25zEnAKD0dldEFnZW50U2Vzc2lvbhIiLmdhdGV3YXkudjEuR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBoYLmdhdGV3YXkudjEuQWdlbnRTZXNzaW9uIh+C0+STAhkSFy92MS9hZ2VudC1zZXNzaW9ucy97aWR9YgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("ChhnYXRld2F5L3YxL2dhdGV3YXkucHJvdG8SCmdhdGV3YXkudjEigwEKEkNyZWRlbnRpYWxTdHJhdGVneRIMCgR0eXBlGAEgASgJEhMKC2hlYWRlcl9uYW1lGAIgASgJEhUKDWhlYWRlcl9wcmVmaXgYAyABKAkSEgoKcGFyYW1fbmFtZRgEIAEoCRIOCgZyZWdpb24YBSABKAkSDwoHc2VydmljZRgGIAEoCSI+Cg9HZXRUb2tlblJlcXVlc3QSFQoNY29ubmVjdGlvbl9pZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkitgMKBVRva2VuEhUKDWNvbm5lY3Rpb25faWQYASABKAkSEQoJYXV0aF90eXBlGAIgASgJEg4KBnN0YXR1cxgDIAEoCRIVCg1oZWFsdGhfc3RhdHVzGAQgASgJEhQKDGFjY2Vzc190b2tlbhgFIAEoCRISCgp0b2tlbl90eXBlGAYgASgJEi4KCmV4cGlyZXNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnNjb3BlcxgIIAMoCRIQCghpZF90b2tlbhgJIAEoCRIPCgdhcGlfa2V5GAogASgJEhAKCHVzZXJuYW1lGAsgASgJEhAKCHBhc3N3b3JkGAwgASgJEg8KB25hbWVfaWQYDSABKAkSNQoKYXR0cmlidXRlcxgOIAMoCzIhLmdhdGV3YXkudjEuVG9rZW4uQXR0cmlidXRlc0VudHJ5EjAKCHN0cmF0ZWd5GA8gASgLMh4uZ2F0ZXdheS52MS5DcmVkZW50aWFsU3RyYXRlZ3kaMQoPQXR0cmlidXRlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiRwoYUmVmcmVzaENvbm5lY3Rpb25SZXF1ZXN0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIq8BCg1SZWZyZXNoUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSDgoGc3RhdHVzGAIgASgJEhUKDWhlYWx0aF9zdGF0dXMYAyABKAkSLgoKZXhwaXJlc19hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMcmVmcmVzaGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKsAwoKQ29ubmVjdGlvbhIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSEwoLcHJvdmlkZXJfaWQYAyABKAkSFQoNcHJvdmlkZXJfbmFtZRgEIAEoCRIRCglhdXRoX3R5cGUYBSABKAkSDgoGc3RhdHVzGAYgASgJEhUKDWhlYWx0aF9zdGF0dXMYByABKAkSDgoGc2NvcGVzGAggAygJEi4KCmV4cGlyZXNfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKEWxhc3RfcmVmcmVzaGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpjcmVhdGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpyZXZva2VkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdzdWJqZWN0GA4gASgJIi4KFkxpc3RDb25uZWN0aW9uc1JlcXVlc3QSFAoMd29ya3NwYWNlX2lkGAEgASgJIkYKF0xpc3RDb25uZWN0aW9uc1Jlc3BvbnNlEisKC2Nvbm5lY3Rpb25zGAEgAygLMhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIjgKFEdldENvbm5lY3Rpb25SZXF1ZXN0EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCSJLChdSZXZva2VDb25uZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIr0BChBSZXZvY2F0aW9uUmVzdWx0EhUKDWNvbm5lY3Rpb25faWQYASABKAkSFQoNdG9rZW5fZGVsZXRlZBgCIAEoCBIYChBwcm92aWRlcl9yZXZva2VkGAMgASgIEiEKGXByb3ZpZGVyX3Jldm9jYXRpb25fZXJyb3IYBCABKAkSLgoKcmV2b2tlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGcmVhc29uGAYgASgJImcKFlN0YXJ0Q29ubmVjdGlvblJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEhIKCnJldHVybl91cmwYAyABKAkSDgoGc2NvcGVzGAQgAygJInMKF1N0YXJ0Q29ubmVjdGlvblJlc3BvbnNlEhkKEWF1dGhvcml6YXRpb25fdXJsGAEgASgJEg0KBXN0YXRlGAIgASgJEi4KCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInIKHENvbXBsZXRlQXV0aG9yaXphdGlvblJlcXVlc3QSDAoEY29kZRgBIAEoCRINCgVzdGF0ZRgCIAEoCRILCgNpc3MYAyABKAkSDQoFZXJyb3IYBCABKAkSGQoRZXJyb3JfZGVzY3JpcHRpb24YBSABKAkiXwodQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2USKgoKY29ubmVjdGlvbhgBIAEoCzIWLmdhdGV3YXkudjEuQ29ubmVjdGlvbhISCgpyZXR1cm5fdXJsGAIgASgJIi4KF0dldENhcHR1cmVTY2hlbWFSZXF1ZXN0EhMKC3Byb3ZpZGVyX2lkGAEgASgJIj4KDENhcHR1cmVGaWVsZBIMCgRuYW1lGAEgASgJEg4KBnNlY3JldBgCIAEoCBIQCghyZXF1aXJlZBgDIAEoCCJ2Cg1DYXB0dXJlU2NoZW1hEhMKC3Byb3ZpZGVyX2lkGAEgASgJEhEKCWF1dGhfdHlwZRgCIAEoCRIoCgZmaWVsZHMYAyADKAsyGC5nYXRld2F5LnYxLkNhcHR1cmVGaWVsZBITCgt2YWxpZGF0YWJsZRgEIAEoCCJ6ChhDYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QSEwoLcHJvdmlkZXJfaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJEg8KB2FwaV9rZXkYAyABKAkSEAoIdXNlcm5hbWUYBCABKAkSEAoIcGFzc3dvcmQYBSABKAki3gEKDEFnZW50U2Vzc2lvbhIKCgJpZBgBIAEoCRIQCghhZ2VudF9pZBgCIAEoCRIVCg1jb25uZWN0aW9uX2lkGAMgASgJEhQKDHdvcmtzcGFjZV9pZBgEIAEoCRIOCgZzdGF0dXMYBSABKAkSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLQoJY2xvc2VkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxjbG9zZV9yZWFzb24YCCABKAkikQIKBUFnZW50EgoKAmlkGAEgASgJEhQKDHdvcmtzcGFjZV9pZBgCIAEoCRIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJEjEKCG1ldGFkYXRhGAUgAygLMh8uZ2F0ZXdheS52MS5BZ2VudC5NZXRhZGF0YUVudHJ5Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC2Rpc2FibGVkX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEivgEKEkNyZWF0ZUFnZW50UmVxdWVzdBIUCgx3b3Jrc3BhY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCRI+CghtZXRhZGF0YRgEIAMoCzIsLmdhdGV3YXkudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIikKEUxpc3RBZ2VudHNSZXF1ZXN0EhQKDHdvcmtzcGFjZV9pZBgBIAEoCSI3ChJMaXN0QWdlbnRzUmVzcG9uc2USIQoGYWdlbnRzGAEgAygLMhEuZ2F0ZXdheS52MS5BZ2VudCIzCg9HZXRBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIjcKE0Rpc2FibGVBZ2VudFJlcXVlc3QSCgoCaWQYASABKAkSFAoMd29ya3NwYWNlX2lkGAIgASgJIloKGUNyZWF0ZUFnZW50U2Vzc2lvblJlcXVlc3QSEAoIYWdlbnRfaWQYASABKAkSFQoNY29ubmVjdGlvbl9pZBgCIAEoCRIUCgx3b3Jrc3BhY2VfaWQYAyABKAkiJAoWR2V0QWdlbnRTZXNzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCSLFAQoMV2ViaG9va0lucHV0EhEKBG5hbWUYASABKAlIAIgBARIQCgN1cmwYAiABKAlIAYgBARITCgtldmVudF90eXBlcxgDIAMoCRITCgZzZWNyZXQYBCABKAlIAogBARIUCgdlbmFibGVkGAUgASgISAOIAQESGAoLZGVzY3JpcHRpb24YBiABKAlIBIgBAUIHCgVfbmFtZUIGCgRfdXJsQgkKB19zZWNyZXRCCgoIX2VuYWJsZWRCDgoMX2Rlc2NyaXB0aW9uIvcBCgdXZWJob29rEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSCwoDdXJsGAMgASgJEhMKC2V2ZW50X3R5cGVzGAQgAygJEg8KB2VuYWJsZWQYBSABKAgSEwoLZGVzY3JpcHRpb24YBiABKAkSGgoSc2VjcmV0X2ZpbmdlcnByaW50GAcgASgJEg4KBnNlY3JldBgIIAEoCRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJBChRDcmVhdGVXZWJob29rUmVxdWVzdBIpCgd3ZWJob29rGAEgASgLMhguZ2F0ZXdheS52MS5XZWJob29rSW5wdXQiFQoTTGlzdFdlYmhvb2tzUmVxdWVzdCI9ChRMaXN0V2ViaG9va3NSZXNwb25zZRIlCgh3ZWJob29rcxgBIAMoCzITLmdhdGV3YXkudjEuV2ViaG9vayIfChFHZXRXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCSJNChRVcGRhdGVXZWJob29rUmVxdWVzdBIKCgJpZBgBIAEoCRIpCgd3ZWJob29rGAIgASgLMhguZ2F0ZXdheS52MS5XZWJob29rSW5wdXQiIgoURGVsZXRlV2ViaG9va1JlcXVlc3QSCgoCaWQYASABKAkiNAoVRGVsZXRlV2ViaG9va1Jlc3BvbnNlEgoKAmlkGAEgASgJEg8KB2RlbGV0ZWQYAiABKAgiaAocTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBIKCgJpZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEgoFbGltaXQYAyABKAVIAIgBARIOCgZvZmZzZXQYBCABKAVCCAoGX2xpbWl0IowBCg5XZWJob29rQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEhMKC3N0YXR1c19jb2RlGAIgASgFEg0KBWVycm9yGAMgASgJEhMKC2R1cmF0aW9uX21zGAQgASgFEjAKDGF0dGVtcHRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi1gIKD1dlYmhvb2tEZWxpdmVyeRIKCgJpZBgBIAEoCRISCgp3ZWJob29rX2lkGAIgASgJEhIKCmV2ZW50X3R5cGUYAyABKAkSDgoGc3RhdHVzGAQgASgJEhUKDWF0dGVtcHRfY291bnQYBSABKAUSMwoPbmV4dF9hdHRlbXB0X2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpsYXN0X2Vycm9yGAcgASgJEi4KCmNyZWF0ZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGRlbGl2ZXJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcGF5bG9hZBgKIAEoCRIsCghhdHRlbXB0cxgLIAMoCzIaLmdhdGV3YXkudjEuV2ViaG9va0F0dGVtcHQiUAodTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2USLwoKZGVsaXZlcmllcxgBIAMoCzIbLmdhdGV3YXkudjEuV2ViaG9va0RlbGl2ZXJ5MroSCg5HYXRld2F5U2VydmljZRJdCghHZXRUb2tlbhIbLmdhdGV3YXkudjEuR2V0VG9rZW5SZXF1ZXN0GhEuZ2F0ZXdheS52MS5Ub2tlbiIhgtPkkwIbEhkvdjEvdG9rZW4ve2Nvbm5lY3Rpb25faWR9EnwKEVJlZnJlc2hDb25uZWN0aW9uEiQuZ2F0ZXdheS52MS5SZWZyZXNoQ29ubmVjdGlvblJlcXVlc3QaGS5nYXRld2F5LnYxLlJlZnJlc2hSZXN1bHQiJoLT5JMCIDoBKiIbL3YxL3JlZnJlc2gve2Nvbm5lY3Rpb25faWR9EnMKD0xpc3RDb25uZWN0aW9ucxIiLmdhdGV3YXkudjEuTGlzdENvbm5lY3Rpb25zUmVxdWVzdBojLmdhdGV3YXkudjEuTGlzdENvbm5lY3Rpb25zUmVzcG9uc2UiF4LT5JMCERIPL3YxL2Nvbm5lY3Rpb25zEmcKDUdldENvbm5lY3Rpb24SIC5nYXRld2F5LnYxLkdldENvbm5lY3Rpb25SZXF1ZXN0GhYuZ2F0ZXdheS52MS5Db25uZWN0aW9uIhyC0+STAhYSFC92MS9jb25uZWN0aW9ucy97aWR9EnMKEFJldm9rZUNvbm5lY3Rpb24SIy5nYXRld2F5LnYxLlJldm9rZUNvbm5lY3Rpb25SZXF1ZXN0GhwuZ2F0ZXdheS52MS5SZXZvY2F0aW9uUmVzdWx0IhyC0+STAhYqFC92MS9jb25uZWN0aW9ucy97aWR9EnIKD1N0YXJ0Q29ubmVjdGlvbhIiLmdhdGV3YXkudjEuU3RhcnRDb25uZWN0aW9uUmVxdWVzdBojLmdhdGV3YXkudjEuU3RhcnRDb25uZWN0aW9uUmVzcG9uc2UiFoLT5JMCEDoBKiILL3YxL2Nvbm5lY3QShAEKFUNvbXBsZXRlQXV0aG9yaXphdGlvbhIoLmdhdGV3YXkudjEuQ29tcGxldGVBdXRob3JpemF0aW9uUmVxdWVzdBopLmdhdGV3YXkudjEuQ29tcGxldGVBdXRob3JpemF0aW9uUmVzcG9uc2UiFoLT5JMCEBIOL2F1dGgvY2FsbGJhY2sSbgoQR2V0Q2FwdHVyZVNjaGVtYRIjLmdhdGV3YXkudjEuR2V0Q2FwdHVyZVNjaGVtYVJlcXVlc3QaGS5nYXRld2F5LnYxLkNhcHR1cmVTY2hlbWEiGoLT5JMCFBISL3YxL2NhcHR1cmUtc2NoZW1hEnQKEUNhcHR1cmVDcmVkZW50aWFsEiQuZ2F0ZXdheS52MS5DYXB0dXJlQ3JlZGVudGlhbFJlcXVlc3QaFi5nYXRld2F5LnYxLkNvbm5lY3Rpb24iIYLT5JMCGzoBKiIWL3YxL2NhcHR1cmUtY3JlZGVudGlhbBJXCgtDcmVhdGVBZ2VudBIeLmdhdGV3YXkudjEuQ3JlYXRlQWdlbnRSZXF1ZXN0GhEuZ2F0ZXdheS52MS5BZ2VudCIVgtPkkwIPOgEqIgovdjEvYWdlbnRzEl8KCkxpc3RBZ2VudHMSHS5nYXRld2F5LnYxLkxpc3RBZ2VudHNSZXF1ZXN0Gh4uZ2F0ZXdheS52MS5MaXN0QWdlbnRzUmVzcG9uc2UiEoLT5JMCDBIKL3YxL2FnZW50cxJTCghHZXRBZ2VudBIbLmdhdGV3YXkudjEuR2V0QWdlbnRSZXF1ZXN0GhEuZ2F0ZXdheS52MS5BZ2VudCIXgtPkkwIREg8vdjEvYWdlbnRzL3tpZH0SWwoMRGlzYWJsZUFnZW50Eh8uZ2F0ZXdheS52MS5EaXNhYmxlQWdlbnRSZXF1ZXN0GhEuZ2F0ZXdheS52MS5BZ2VudCIXgtPkkwIRKg8vdjEvYWdlbnRzL3tpZH0SmQEKEkNyZWF0ZUFnZW50U2Vzc2lvbhIlLmdhdGV3YXkudjEuQ3JlYXRlQWdlbnRTZXNzaW9uUmVxdWVzdBoYLmdhdGV3YXkudjEuQWdlbnRTZXNzaW9uIkKC0+STAjw6ASpaIzoBKiIeL3YxL2FnZW50cy97YWdlbnRfaWR9L3Nlc3Npb25zIhIvdjEvYWdlbnQtc2Vzc2lvbnMScAoPR2V0QWdlbnRTZXNzaW9uEiIuZ2F0ZXdheS52MS5HZXRBZ2VudFNlc3Npb25SZXF1ZXN0GhguZ2F0ZXdheS52MS5BZ2VudFNlc3Npb24iH4LT5JMCGRIXL3YxL2FnZW50LXNlc3Npb25zL3tpZH0SZQoNQ3JlYXRlV2ViaG9vaxIgLmdhdGV3YXkudjEuQ3JlYXRlV2ViaG9va1JlcXVlc3QaEy5nYXRld2F5LnYxLldlYmhvb2siHYLT5JMCFzoHd2ViaG9vayIML3YxL3dlYmhvb2tzEmcKDExpc3RXZWJob29rcxIfLmdhdGV3YXkudjEuTGlzdFdlYmhvb2tzUmVxdWVzdBogLmdhdGV3YXkudjEuTGlzdFdlYmhvb2tzUmVzcG9uc2UiFILT5JMCDhIML3YxL3dlYmhvb2tzElsKCkdldFdlYmhvb2sSHS5nYXRld2F5LnYxLkdldFdlYmhvb2tSZXF1ZXN0GhMuZ2F0ZXdheS52MS5XZWJob29rIhmC0+STAhMSES92MS93ZWJob29rcy97aWR9EmoKDVVwZGF0ZVdlYmhvb2sSIC5nYXRld2F5LnYxLlVwZGF0ZVdlYmhvb2tSZXF1ZXN0GhMuZ2F0ZXdheS52MS5XZWJob29rIiKC0+STAhw6B3dlYmhvb2syES92MS93ZWJob29rcy97aWR9Em8KDURlbGV0ZVdlYmhvb2sSIC5nYXRld2F5LnYxLkRlbGV0ZVdlYmhvb2tSZXF1ZXN0GiEuZ2F0ZXdheS52MS5EZWxldGVXZWJob29rUmVzcG9uc2UiGYLT5JMCEyoRL3YxL3dlYmhvb2tzL3tpZH0SkgEKFUxpc3RXZWJob29rRGVsaXZlcmllcxIoLmdhdGV3YXkudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVxdWVzdBopLmdhdGV3YXkudjEuTGlzdFdlYmhvb2tEZWxpdmVyaWVzUmVzcG9uc2UiJILT5JMCHhIcL3YxL3dlYmhvb2tzL3tpZH0vZGVsaXZlcmllc2IGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * How a credential goes into outgoing requests. Derived from the provider: its params
@@ -985,6 +985,406 @@ export const GetAgentSessionRequestSchema: GenMessage<GetAgentSessionRequest> = 
   messageDesc(file_gateway_v1_gateway, 27);
 
 /**
+ * The broker's WebhookInput: absent means not sent.
+ *
+ * @generated from message gateway.v1.WebhookInput
+ */
+export type WebhookInput = Message<"gateway.v1.WebhookInput"> & {
+  /**
+   * @generated from field: optional string name = 1;
+   */
+  name?: string | undefined;
+
+  /**
+   * @generated from field: optional string url = 2;
+   */
+  url?: string | undefined;
+
+  /**
+   * @generated from field: repeated string event_types = 3;
+   */
+  eventTypes: string[];
+
+  /**
+   * Write-only: whsec_ + base64 of 24-64 bytes; generated when omitted on create.
+   *
+   * @generated from field: optional string secret = 4;
+   */
+  secret?: string | undefined;
+
+  /**
+   * @generated from field: optional bool enabled = 5;
+   */
+  enabled?: boolean | undefined;
+
+  /**
+   * @generated from field: optional string description = 6;
+   */
+  description?: string | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.WebhookInput.
+ * Use `create(WebhookInputSchema)` to create a new message.
+ */
+export const WebhookInputSchema: GenMessage<WebhookInput> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 28);
+
+/**
+ * @generated from message gateway.v1.Webhook
+ */
+export type Webhook = Message<"gateway.v1.Webhook"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string url = 3;
+   */
+  url: string;
+
+  /**
+   * @generated from field: repeated string event_types = 4;
+   */
+  eventTypes: string[];
+
+  /**
+   * @generated from field: bool enabled = 5;
+   */
+  enabled: boolean;
+
+  /**
+   * @generated from field: string description = 6;
+   */
+  description: string;
+
+  /**
+   * @generated from field: string secret_fingerprint = 7;
+   */
+  secretFingerprint: string;
+
+  /**
+   * Set only in the CreateWebhook response, and only when the broker generated the secret.
+   *
+   * @generated from field: string secret = 8;
+   */
+  secret: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 9;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp updated_at = 10;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.Webhook.
+ * Use `create(WebhookSchema)` to create a new message.
+ */
+export const WebhookSchema: GenMessage<Webhook> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 29);
+
+/**
+ * @generated from message gateway.v1.CreateWebhookRequest
+ */
+export type CreateWebhookRequest = Message<"gateway.v1.CreateWebhookRequest"> & {
+  /**
+   * @generated from field: gateway.v1.WebhookInput webhook = 1;
+   */
+  webhook?: WebhookInput | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.CreateWebhookRequest.
+ * Use `create(CreateWebhookRequestSchema)` to create a new message.
+ */
+export const CreateWebhookRequestSchema: GenMessage<CreateWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 30);
+
+/**
+ * @generated from message gateway.v1.ListWebhooksRequest
+ */
+export type ListWebhooksRequest = Message<"gateway.v1.ListWebhooksRequest"> & {
+};
+
+/**
+ * Describes the message gateway.v1.ListWebhooksRequest.
+ * Use `create(ListWebhooksRequestSchema)` to create a new message.
+ */
+export const ListWebhooksRequestSchema: GenMessage<ListWebhooksRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 31);
+
+/**
+ * @generated from message gateway.v1.ListWebhooksResponse
+ */
+export type ListWebhooksResponse = Message<"gateway.v1.ListWebhooksResponse"> & {
+  /**
+   * @generated from field: repeated gateway.v1.Webhook webhooks = 1;
+   */
+  webhooks: Webhook[];
+};
+
+/**
+ * Describes the message gateway.v1.ListWebhooksResponse.
+ * Use `create(ListWebhooksResponseSchema)` to create a new message.
+ */
+export const ListWebhooksResponseSchema: GenMessage<ListWebhooksResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 32);
+
+/**
+ * @generated from message gateway.v1.GetWebhookRequest
+ */
+export type GetWebhookRequest = Message<"gateway.v1.GetWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message gateway.v1.GetWebhookRequest.
+ * Use `create(GetWebhookRequestSchema)` to create a new message.
+ */
+export const GetWebhookRequestSchema: GenMessage<GetWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 33);
+
+/**
+ * @generated from message gateway.v1.UpdateWebhookRequest
+ */
+export type UpdateWebhookRequest = Message<"gateway.v1.UpdateWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: gateway.v1.WebhookInput webhook = 2;
+   */
+  webhook?: WebhookInput | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.UpdateWebhookRequest.
+ * Use `create(UpdateWebhookRequestSchema)` to create a new message.
+ */
+export const UpdateWebhookRequestSchema: GenMessage<UpdateWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 34);
+
+/**
+ * @generated from message gateway.v1.DeleteWebhookRequest
+ */
+export type DeleteWebhookRequest = Message<"gateway.v1.DeleteWebhookRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message gateway.v1.DeleteWebhookRequest.
+ * Use `create(DeleteWebhookRequestSchema)` to create a new message.
+ */
+export const DeleteWebhookRequestSchema: GenMessage<DeleteWebhookRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 35);
+
+/**
+ * @generated from message gateway.v1.DeleteWebhookResponse
+ */
+export type DeleteWebhookResponse = Message<"gateway.v1.DeleteWebhookResponse"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: bool deleted = 2;
+   */
+  deleted: boolean;
+};
+
+/**
+ * Describes the message gateway.v1.DeleteWebhookResponse.
+ * Use `create(DeleteWebhookResponseSchema)` to create a new message.
+ */
+export const DeleteWebhookResponseSchema: GenMessage<DeleteWebhookResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 36);
+
+/**
+ * @generated from message gateway.v1.ListWebhookDeliveriesRequest
+ */
+export type ListWebhookDeliveriesRequest = Message<"gateway.v1.ListWebhookDeliveriesRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * pending, delivered or failed; empty for all.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Default 50, maximum 500.
+   *
+   * @generated from field: optional int32 limit = 3;
+   */
+  limit?: number | undefined;
+
+  /**
+   * @generated from field: int32 offset = 4;
+   */
+  offset: number;
+};
+
+/**
+ * Describes the message gateway.v1.ListWebhookDeliveriesRequest.
+ * Use `create(ListWebhookDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesRequestSchema: GenMessage<ListWebhookDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 37);
+
+/**
+ * @generated from message gateway.v1.WebhookAttempt
+ */
+export type WebhookAttempt = Message<"gateway.v1.WebhookAttempt"> & {
+  /**
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * 0 when no response arrived.
+   *
+   * @generated from field: int32 status_code = 2;
+   */
+  statusCode: number;
+
+  /**
+   * @generated from field: string error = 3;
+   */
+  error: string;
+
+  /**
+   * @generated from field: int32 duration_ms = 4;
+   */
+  durationMs: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp attempted_at = 5;
+   */
+  attemptedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gateway.v1.WebhookAttempt.
+ * Use `create(WebhookAttemptSchema)` to create a new message.
+ */
+export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 38);
+
+/**
+ * One event for one subscription; its id is the webhook-id header, the same on every retry.
+ *
+ * @generated from message gateway.v1.WebhookDelivery
+ */
+export type WebhookDelivery = Message<"gateway.v1.WebhookDelivery"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string webhook_id = 2;
+   */
+  webhookId: string;
+
+  /**
+   * @generated from field: string event_type = 3;
+   */
+  eventType: string;
+
+  /**
+   * pending, delivered or failed (retries exhausted).
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * @generated from field: int32 attempt_count = 5;
+   */
+  attemptCount: number;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp next_attempt_at = 6;
+   */
+  nextAttemptAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string last_error = 7;
+   */
+  lastError: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 8;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp delivered_at = 9;
+   */
+  deliveredAt?: Timestamp | undefined;
+
+  /**
+   * The signed JSON body: {"type", "timestamp", "data"}.
+   *
+   * @generated from field: string payload = 10;
+   */
+  payload: string;
+
+  /**
+   * @generated from field: repeated gateway.v1.WebhookAttempt attempts = 11;
+   */
+  attempts: WebhookAttempt[];
+};
+
+/**
+ * Describes the message gateway.v1.WebhookDelivery.
+ * Use `create(WebhookDeliverySchema)` to create a new message.
+ */
+export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 39);
+
+/**
+ * @generated from message gateway.v1.ListWebhookDeliveriesResponse
+ */
+export type ListWebhookDeliveriesResponse = Message<"gateway.v1.ListWebhookDeliveriesResponse"> & {
+  /**
+   * @generated from field: repeated gateway.v1.WebhookDelivery deliveries = 1;
+   */
+  deliveries: WebhookDelivery[];
+};
+
+/**
+ * Describes the message gateway.v1.ListWebhookDeliveriesResponse.
+ * Use `create(ListWebhookDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListWebhookDeliveriesResponseSchema: GenMessage<ListWebhookDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_gateway_v1_gateway, 40);
+
+/**
  * The public API for agents and backends, in front of the credential broker. The gateway calls
  * the broker with its own BROKER_API_KEY, so agents never hold broker credentials.
  *
@@ -1155,6 +1555,62 @@ export const GatewayService: GenService<{
     methodKind: "unary";
     input: typeof GetAgentSessionRequestSchema;
     output: typeof AgentSessionSchema;
+  },
+  /**
+   * Webhook subscriptions, passed to the broker. Only on a gateway that requires inbound keys
+   * (GATEWAY_REQUIRE_API_KEY=true): a subscription receives connection events, so an open
+   * gateway refuses these with 412. The secret is returned by CreateWebhook only, when generated.
+   *
+   * @generated from rpc gateway.v1.GatewayService.CreateWebhook
+   */
+  createWebhook: {
+    methodKind: "unary";
+    input: typeof CreateWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * @generated from rpc gateway.v1.GatewayService.ListWebhooks
+   */
+  listWebhooks: {
+    methodKind: "unary";
+    input: typeof ListWebhooksRequestSchema;
+    output: typeof ListWebhooksResponseSchema;
+  },
+  /**
+   * @generated from rpc gateway.v1.GatewayService.GetWebhook
+   */
+  getWebhook: {
+    methodKind: "unary";
+    input: typeof GetWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * Merges the fields present; empty event_types keeps them.
+   *
+   * @generated from rpc gateway.v1.GatewayService.UpdateWebhook
+   */
+  updateWebhook: {
+    methodKind: "unary";
+    input: typeof UpdateWebhookRequestSchema;
+    output: typeof WebhookSchema;
+  },
+  /**
+   * @generated from rpc gateway.v1.GatewayService.DeleteWebhook
+   */
+  deleteWebhook: {
+    methodKind: "unary";
+    input: typeof DeleteWebhookRequestSchema;
+    output: typeof DeleteWebhookResponseSchema;
+  },
+  /**
+   * A subscription's deliveries, newest first, each with every attempt.
+   *
+   * @generated from rpc gateway.v1.GatewayService.ListWebhookDeliveries
+   */
+  listWebhookDeliveries: {
+    methodKind: "unary";
+    input: typeof ListWebhookDeliveriesRequestSchema;
+    output: typeof ListWebhookDeliveriesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gateway_v1_gateway, 0);

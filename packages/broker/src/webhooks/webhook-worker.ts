@@ -1,0 +1,267 @@
+import type { Logger, Sql } from "@atrium/kit";
+import type { WebhookSettings } from "../config/broker-config.js";
+import type { Vault } from "../vault/vault.js";
+import { signWebhook } from "./webhook-signature.js";
+import { openWebhookKey } from "./webhook-store.js";
+
+export interface WebhookWorkerOptions {
+  sql: Sql;
+  vault: Vault;
+  logger: Logger;
+  /** Lease owner id of this instance. */
+  instanceId: string;
+  settings: Pick<
+    WebhookSettings,
+    "pollMs" | "timeoutMs" | "retryBaseMs" | "retryWindowSeconds" | "batchSize"
+  >;
+}
+
+export interface WebhookPassResult {
+  claimed: number;
+  delivered: number;
+  retrying: number;
+  failed: number;
+}
+
+export interface WebhookWorker {
+  /** One pass: claims due deliveries until none is left and sends them. */
+  runOnce(): Promise<WebhookPassResult>;
+  start(): void;
+  /** Stops scheduling, aborts requests in flight (their rows stay due) and waits for the pass. */
+  stop(): Promise<void>;
+}
+
+interface ClaimedDelivery {
+  id: string;
+  webhook_id: string;
+  body: string;
+  attempts: number;
+  url: string;
+  secret_enc: string;
+}
+
+const MAX_RETRY_DELAY_MS = 6 * 3600_000;
+
+/**
+ * Delay before retry `attempt` (1 = after the first failure): the base times 4^(attempt-1),
+ * capped at 6 h, the upper half jittered so receivers that failed together are not retried
+ * together. With the defaults: ~5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 6 h, ... for a day.
+ */
+export function retryDelayMs(attempt: number, baseMs: number, random = Math.random()): number {
+  const delay = Math.min(MAX_RETRY_DELAY_MS, baseMs * 4 ** Math.min(attempt - 1, 20));
+  return delay / 2 + (random * delay) / 2;
+}
+
+/** Why an attempt failed, in words that name neither the URL nor the secret. */
+function failureText(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `timed out after ${timeoutMs} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message ?? "request failed";
+}
+
+/**
+ * Delivers the outbox. A claim takes a lease on due rows with `FOR UPDATE SKIP LOCKED` in one
+ * statement, so instances sharing the database never send the same delivery at once; a row whose
+ * instance died is taken over once its lease runs out. Rows are deleted never, updated only
+ * after an attempt: at-least-once across restarts.
+ */
+export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
+  const { sql, settings, logger } = options;
+  // Longer than any attempt, so a live instance never loses a lease it still uses.
+  const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = true;
+  let abort = new AbortController();
+
+  async function claim(): Promise<ClaimedDelivery[]> {
+    const { rows } = await sql.query<ClaimedDelivery>(
+      `WITH due AS (
+         SELECT d.id FROM broker_webhook_deliveries d
+           JOIN broker_webhooks w ON w.id = d.webhook_id
+          WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND w.enabled
+            AND (d.lease_until IS NULL OR d.lease_until < now())
+          ORDER BY d.next_attempt_at
+          LIMIT $3
+          FOR UPDATE OF d SKIP LOCKED)
+       UPDATE broker_webhook_deliveries d
+          SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
+         FROM due, broker_webhooks w
+        WHERE d.id = due.id AND w.id = d.webhook_id
+       RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc`,
+      [options.instanceId, leaseSeconds, settings.batchSize],
+    );
+    return rows;
+  }
+
+  async function release(id: string): Promise<void> {
+    await sql.query(
+      `UPDATE broker_webhook_deliveries SET lease_owner = NULL, lease_until = NULL
+        WHERE id = $1 AND lease_owner = $2`,
+      [id, options.instanceId],
+    );
+  }
+
+  /** Records one attempt and what follows from it; nothing when the lease was lost meanwhile. */
+  async function record(
+    delivery: ClaimedDelivery,
+    outcome: { ok: boolean; statusCode: number; error: string; durationMs: number; at: Date },
+  ): Promise<"delivered" | "retrying" | "failed" | "lost"> {
+    const attempt = delivery.attempts + 1;
+    const delaySeconds = retryDelayMs(attempt, settings.retryBaseMs) / 1000;
+    return sql.transaction(async (tx) => {
+      const { rows } = await tx.query<{ status: "delivered" | "pending" | "failed" }>(
+        `UPDATE broker_webhook_deliveries
+            SET attempts = $3, last_error = $4, lease_owner = NULL, lease_until = NULL,
+                status = CASE
+                  WHEN $5 THEN 'delivered'
+                  WHEN now() + make_interval(secs => $6) > created_at + make_interval(secs => $7)
+                    THEN 'failed'
+                  ELSE 'pending' END,
+                delivered_at = CASE WHEN $5 THEN now() END,
+                next_attempt_at = now() + make_interval(secs => $6)
+          WHERE id = $1 AND lease_owner = $2 AND status = 'pending'
+          RETURNING status`,
+        [
+          delivery.id,
+          options.instanceId,
+          attempt,
+          outcome.error,
+          outcome.ok,
+          delaySeconds,
+          settings.retryWindowSeconds,
+        ],
+      );
+      if (!rows[0]) return "lost";
+      await tx.query(
+        `INSERT INTO broker_webhook_attempts
+           (delivery_id, attempt, status_code, error, duration_ms, attempted_at)
+         VALUES ($1, $2, $3, $4, $5, $6)`,
+        [delivery.id, attempt, outcome.statusCode, outcome.error, outcome.durationMs, outcome.at],
+      );
+      return rows[0].status === "pending" ? "retrying" : rows[0].status;
+    });
+  }
+
+  async function send(delivery: ClaimedDelivery, result: WebhookPassResult): Promise<void> {
+    const stop = abort.signal;
+    let key: Buffer;
+    try {
+      key = openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc);
+    } catch (error) {
+      // Counted as a failed attempt so the row is retried (a key may come back) and then failed.
+      logger.error(
+        { webhookId: delivery.webhook_id, err: error },
+        "webhook secret cannot be opened",
+      );
+      await tally(delivery, result, {
+        ok: false,
+        statusCode: 0,
+        error: "secret cannot be opened",
+        durationMs: 0,
+        at: new Date(),
+      });
+      return;
+    }
+    const timestamp = Math.floor(Date.now() / 1000);
+    const at = new Date();
+    const started = performance.now();
+    const timeout = AbortSignal.timeout(settings.timeoutMs);
+    let statusCode = 0;
+    let error = "";
+    try {
+      const response = await fetch(delivery.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "atrium-broker-webhooks",
+          "webhook-id": delivery.id,
+          "webhook-timestamp": String(timestamp),
+          "webhook-signature": signWebhook(key, delivery.id, timestamp, delivery.body),
+        },
+        body: delivery.body,
+        // A redirect is a failed attempt: following it would send the event somewhere unvetted.
+        redirect: "manual",
+        signal: AbortSignal.any([timeout, stop]),
+      });
+      statusCode = response.status;
+      // The answer is never read: only its status counts, so its size cannot matter.
+      await response.body?.cancel();
+      if (statusCode < 200 || statusCode >= 300) {
+        error =
+          statusCode >= 300 && statusCode < 400
+            ? `redirect ${statusCode} not followed`
+            : `HTTP ${statusCode}`;
+      }
+    } catch (failure) {
+      if (stop.aborted) {
+        await release(delivery.id);
+        return;
+      }
+      error = failureText(failure, timeout.aborted, settings.timeoutMs);
+    }
+    await tally(delivery, result, {
+      ok: error === "",
+      statusCode,
+      error,
+      durationMs: Math.round(performance.now() - started),
+      at,
+    });
+  }
+
+  async function tally(
+    delivery: ClaimedDelivery,
+    result: WebhookPassResult,
+    outcome: Parameters<typeof record>[1],
+  ): Promise<void> {
+    const status = await record(delivery, outcome);
+    if (status === "lost") return;
+    result[status]++;
+    if (status !== "delivered") {
+      logger.warn(
+        { deliveryId: delivery.id, webhookId: delivery.webhook_id, error: outcome.error, status },
+        "webhook delivery attempt failed",
+      );
+    }
+  }
+
+  async function runOnce(): Promise<WebhookPassResult> {
+    const result: WebhookPassResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 };
+    while (!abort.signal.aborted) {
+      const rows = await claim();
+      result.claimed += rows.length;
+      await Promise.all(rows.map((row) => send(row, result)));
+      if (rows.length < settings.batchSize) break;
+    }
+    return result;
+  }
+
+  function schedule() {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = runOnce()
+        .catch((error) => logger.error({ err: error }, "webhook delivery pass failed"))
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, settings.pollMs);
+    timer.unref();
+  }
+
+  return {
+    runOnce,
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      abort = new AbortController();
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      abort.abort();
+      await running;
+    },
+  };
+}
