@@ -52,11 +52,16 @@ export function layoutGraph(
 
   const xs = bodies.map((b) => b.x ?? 0);
   const ys = bodies.map((b) => b.y ?? 0);
-  const [minX, maxX, minY, maxY] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
+  const [minX, maxX, minY, maxY] = [
+    Math.min(...xs),
+    Math.max(...xs),
+    Math.min(...ys),
+    Math.max(...ys),
+  ];
   const innerW = size.width - 2 * size.margin;
   const innerH = size.height - 2 * size.margin;
   // One scale for both axes keeps the layout's proportions; a lone node sits in the middle.
-  const scale = Math.min(innerW / (maxX - minX || 1), innerH / (maxY - minY || 1), 1.5);
+  const scale = Math.min(innerW / (maxX - minX || 1), innerH / (maxY - minY || 1), 4);
   const offsetX = size.margin + (innerW - (maxX - minX) * scale) / 2;
   const offsetY = size.margin + (innerH - (maxY - minY) * scale) / 2;
   return new Map(

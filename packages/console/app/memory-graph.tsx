@@ -157,8 +157,8 @@ export function MemoryGraphView(props: { owner: MemoryOwner; graph: MemoryGraph 
           </li>
         ))}
         <li>
-          <svg width="14" height="14" aria-hidden="true" class="legend-bridge">
-            <circle cx="7" cy="7" r="5" fill={UNANALYSED} />
+          <svg width="14" height="14" aria-hidden="true">
+            <circle cx="7" cy="7" r="5" fill={UNANALYSED} stroke="#111827" stroke-width="2" />
           </svg>{" "}
           ringed: bridges communities
         </li>
