@@ -188,7 +188,12 @@ test("the console's memory page shows a user's memory as text, draws the graph a
   await page.screenshot({ path: join(artifacts, "memory-1280.png"), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   // Usable on a phone: nothing makes the page wider than the screen (tables scroll in place).
-  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 390));
+  const pageWidth = await page.evaluate(
+    () =>
+      (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+        .documentElement.scrollWidth,
+  );
+  assert.ok(pageWidth <= 390, `the page is ${pageWidth} px wide`);
   await page.screenshot({ path: join(artifacts, "memory-390.png"), fullPage: true });
   assert.equal(await pwned(), undefined);
   assert.deepEqual(dialogs, []);
