@@ -83,6 +83,15 @@ async function seed(base: string, tenant: string) {
     "How long should a sourdough starter ferment before baking bread?",
     "Feed the sourdough starter and bake when it doubles, about six hours.",
   );
+  // Another user of the tenant, last heard from long ago.
+  const { session_id: old } = await ok(base, "POST", "/api/v1/sessions", {
+    tenant_id: tenant,
+    user_id: "bob",
+  });
+  await ok(base, "POST", `/api/v1/sessions/${old}/interactions`, {
+    user_message: "Remind me about the dentist.",
+    timestamp: "2020-01-02T03:04:05Z",
+  });
   return { work, kitchen };
 }
 
@@ -108,12 +117,21 @@ function suite(name: string, env: (t: TestContext) => Promise<Record<string, str
       });
 
       const { users } = await ok(base, "GET", `/api/v1/operator/users?${q({ tenant_id: tenant })}`);
-      assert.equal(users.length, 1);
+      // Most recently active first; a session that named no agent is the agent "".
       assert.deepEqual(
-        { ...users[0], last_event_at: undefined },
-        { user_id: "alice", agents: ["assistant", "cook"], sessions: 2, last_event_at: undefined },
+        users.map((u: Json) => ({ ...u, last_event_at: undefined })),
+        [
+          {
+            user_id: "alice",
+            agents: ["assistant", "cook"],
+            sessions: 2,
+            last_event_at: undefined,
+          },
+          { user_id: "bob", agents: [""], sessions: 1, last_event_at: undefined },
+        ],
       );
       assert.ok(Date.parse(users[0].last_event_at) > Date.now() - 3_600_000);
+      assert.equal(users[1].last_event_at, "2020-01-02T03:04:05.000Z");
 
       view = await ok(base, "GET", `/api/v1/operator/user?${user}`);
       assert.deepEqual(

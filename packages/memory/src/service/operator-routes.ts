@@ -31,7 +31,7 @@ export interface OperatorRoutesOptions {
 
 /** Bounds on what one answer carries, so an operator's page stays one quick read. */
 const MAX_USERS = 200;
-const MAX_SESSIONS = 500;
+const SESSIONS_PER_AGENT = 100;
 const MAX_CHAINS = 100;
 const MAX_ENTITIES = 300;
 const ENTITY_FACTS = 50;
@@ -109,7 +109,7 @@ export async function registerOperatorRoutes(
     operator.get(`${prefix}/user`, async (request) => {
       const user = owner(query(request));
       const [sessions, chains] = await Promise.all([
-        userStore.sessions(sql, user, MAX_SESSIONS),
+        userStore.sessions(sql, user, SESSIONS_PER_AGENT),
         chainStore.ofUser(sql, user, MAX_CHAINS),
       ]);
       const agents = [...new Set(sessions.map((s) => s.agentId))].sort();

@@ -19,17 +19,27 @@ export interface UserSession {
 export const userStore = {
   /** The tenant's users, most recently active first. */
   async list(db: SqlExecutor, tenantId: string, limit: number): Promise<UserSummary[]> {
+    // The newest event of each scope is one step down the STM window's index; a user's last
+    // event is the newest of those, so no user's whole history is read.
     const { rows } = await db.query<{
       user_id: string;
       agents: string[];
       sessions: number | string;
       last_event_at: Date | null;
     }>(
-      `SELECT s.user_id, array_agg(DISTINCT s.agent_id) AS agents, count(*) AS sessions,
-         (SELECT max(e.occurred_at) FROM memory_events e
-          WHERE e.tenant_id = s.tenant_id AND e.user_id = s.user_id) AS last_event_at
-       FROM memory_sessions s WHERE s.tenant_id = $1
-       GROUP BY s.tenant_id, s.user_id
+      `WITH scopes AS (
+         SELECT user_id, agent_id, count(*) AS sessions FROM memory_sessions
+         WHERE tenant_id = $1 GROUP BY user_id, agent_id
+       )
+       SELECT s.user_id, array_agg(s.agent_id) AS agents, sum(s.sessions) AS sessions,
+         max(e.occurred_at) AS last_event_at
+       FROM scopes s LEFT JOIN LATERAL (
+         SELECT occurred_at FROM memory_events
+         WHERE tenant_id = $1 AND user_id = s.user_id AND agent_id = s.agent_id
+           AND superseded_by IS NULL
+         ORDER BY seq DESC LIMIT 1
+       ) e ON true
+       GROUP BY s.user_id
        ORDER BY last_event_at DESC NULLS LAST, s.user_id LIMIT $2`,
       [tenantId, limit],
     );
@@ -41,16 +51,19 @@ export const userStore = {
     }));
   },
 
-  /** The user's sessions over all agents, newest first. */
+  /** The user's sessions, the newest `perAgent` with each agent, by agent then newest first. */
   async sessions(
     db: SqlExecutor,
     owner: { tenantId: string; userId: string },
-    limit: number,
+    perAgent: number,
   ): Promise<UserSession[]> {
     const { rows } = await db.query<{ id: string; agent_id: string; created_at: Date }>(
-      `SELECT id, agent_id, created_at FROM memory_sessions WHERE tenant_id = $1 AND user_id = $2
-       ORDER BY created_at DESC, id LIMIT $3`,
-      [owner.tenantId, owner.userId, limit],
+      `SELECT id, agent_id, created_at FROM (
+         SELECT id, agent_id, created_at,
+           row_number() OVER (PARTITION BY agent_id ORDER BY created_at DESC, id) AS n
+         FROM memory_sessions WHERE tenant_id = $1 AND user_id = $2
+       ) s WHERE n <= $3 ORDER BY agent_id, created_at DESC, id`,
+      [owner.tenantId, owner.userId, perAgent],
     );
     return rows.map((r) => ({ id: r.id, agentId: r.agent_id, createdAt: r.created_at }));
   },
