@@ -92,6 +92,7 @@ export function MemoryPage() {
         onSubmit={(event) => {
           event.preventDefault();
           if (tenant.trim()) void find();
+          else setError("Tenant is required");
         }}
       >
         <label>
