@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { forgetOperatorKey, operatorKey, rememberOperatorKey } from "./api";
 import { AuditPage } from "./audit-page";
 import { CredentialsPage } from "./credentials-page";
+import { MemoryPage } from "./memory-page";
 import { ProvidersPage } from "./providers-page";
 import { TracesPage } from "./traces-page";
 import { WebhooksPage } from "./webhooks-page";
@@ -14,6 +15,7 @@ const pages: { id: string; title: string; page: ComponentType }[] = [
   { id: "audit", title: "Audit", page: AuditPage },
   { id: "webhooks", title: "Webhooks", page: WebhooksPage },
   { id: "traces", title: "Traces", page: TracesPage },
+  { id: "memory", title: "Memory", page: MemoryPage },
 ];
 
 const pageFromHash = () => pages.find((page) => `#${page.id}` === window.location.hash) ?? pages[0];

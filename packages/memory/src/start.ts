@@ -38,6 +38,7 @@ import { createPromoter } from "./pipeline/promoter.js";
 import { reembedChains } from "./pipeline/reembed.js";
 import { createRetrieval } from "./retrieval/retrieval.js";
 import { createMemoryService } from "./service/memory-service.js";
+import { registerOperatorRoutes } from "./service/operator-routes.js";
 import { createStmWindow } from "./service/stm-window.js";
 import { createEventStore } from "./store/events.js";
 import { createIdempotencyStore } from "./store/idempotency.js";
@@ -231,6 +232,13 @@ export async function startMemoryService(
     );
     resources.defer(() => reembedding.stop());
 
+    const retrieval = createRetrieval({
+      sql,
+      embedder,
+      vectorSearch,
+      lexical: createLexicalSearch(sql),
+      mode: config.MEMORY_SEARCH_MODE,
+    });
     const implementation = createMemoryService({
       sql,
       cache,
@@ -241,13 +249,7 @@ export async function startMemoryService(
       events,
       window,
       recentPages,
-      retrieval: createRetrieval({
-        sql,
-        embedder,
-        vectorSearch,
-        lexical: createLexicalSearch(sql),
-        mode: config.MEMORY_SEARCH_MODE,
-      }),
+      retrieval,
       promoter,
       logger,
     });
@@ -268,6 +270,14 @@ export async function startMemoryService(
         : undefined,
       tls: auth.tls,
       healthChecks: { cache: () => cache.ping(), database: () => sql.ping() },
+      configureRest: (app) =>
+        registerOperatorRoutes(app, {
+          sql,
+          events,
+          retrieval,
+          embedder,
+          stmWindowSize: config.MEMORY_STM_CACHE_SIZE,
+        }),
     });
     const urls = await host.start();
     resources.defer(() => host.stop());

@@ -102,6 +102,33 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       for (let i = 1; i < rest.length; i++) assert.ok(rest[i - 1].score >= rest[i].score);
     });
 
+    test("explain gives each page the lexical and vector ranks that were fused, and changes nothing else", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const { chainId } = await converse(
+        ctx.sql,
+        alice,
+        ["Our kayak trip down the Danube starts in Passau.", "Pack a dry bag for the kayak."],
+        "2026-06-01T08:00:00Z",
+      );
+      // Shares no word with the query: only its vector can rank it, if anything does.
+      await converse(ctx.sql, alice, smallTalk("the weather", 3), "2026-06-02T08:00:00Z");
+      const query = { ...alice, text: "kayak Danube", limit: 5 };
+      const plain = await ctx.retrieval.search(query);
+      const explained = await ctx.retrieval.search(query, { explain: true });
+      assert.ok(plain.every((p) => p.ranks === undefined));
+      assert.deepEqual(
+        explained.map(({ ranks: _, ...page }) => page),
+        plain,
+      );
+      assert.equal(explained[0].sourceId, chainId);
+      assert.equal(explained[0].ranks?.lexical, 1);
+      assert.equal(typeof explained[0].ranks?.vector, "number");
+      for (const page of explained.slice(1)) {
+        assert.notEqual(page.ranks?.lexical, 1, "one turn holds the first lexical place");
+      }
+    });
+
     test("a second hop reaches the turn a first hit links to by a name", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

@@ -25,13 +25,30 @@ export interface RetrievedPage {
   score: number;
   /** When the page's best-matching turn was said. */
   timestamp: Date;
+  /** Present when the search was asked to explain itself (`SearchOptions.explain`). */
+  ranks?: RetrievalRanks;
+}
+
+/**
+ * Why a page ranks where it does: the 1-based places of its best turn (hybrid) or its chain
+ * (vector mode) in the lexical (BM25) and the vector (cosine) ranking that were fused; null where
+ * that retriever did not find it.
+ */
+export interface RetrievalRanks {
+  lexical: number | null;
+  vector: number | null;
+}
+
+export interface SearchOptions {
+  /** Attach each page's `ranks`, for an operator asking why a page was found. */
+  explain?: boolean;
 }
 
 export type SearchMode = "hybrid" | "vector";
 
 export interface Retrieval {
   readonly mode: SearchMode;
-  search(query: RetrievalQuery): Promise<RetrievedPage[]>;
+  search(query: RetrievalQuery, options?: SearchOptions): Promise<RetrievedPage[]>;
 }
 
 export interface RetrievalOptions {
@@ -79,6 +96,7 @@ const MAX_EMBEDDED_TURNS = 200;
 const MAX_TURNS_PER_PAGE = 3;
 
 const rrf = (rank: number | undefined) => (rank === undefined ? 0 : 1 / (RRF_K + rank + 1));
+const place = (rank: number | undefined) => (rank === undefined ? null : rank + 1);
 
 interface Candidate {
   turn: Turn;
@@ -97,7 +115,7 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
   const { sql, embedder, vectorSearch } = options;
   return {
     mode: "vector",
-    async search(query) {
+    async search(query, options = {}) {
       const hits = await vectorSearch.search({
         ...query,
         embedding: await embedOne(embedder, query.text),
@@ -107,12 +125,14 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
         hits.map((h) => h.chainId),
       );
       const similarity = new Map(hits.map((h) => [h.chainId, h.similarity]));
+      const rank = new Map(hits.map((h, i) => [h.chainId, i]));
       return chains.map((c) => ({
         sourceType: "dialogue_page",
         sourceId: c.id,
         content: c.summary,
         score: similarity.get(c.id) ?? 0,
         timestamp: c.lastEventAt,
+        ...(options.explain ? { ranks: { lexical: null, vector: place(rank.get(c.id)) } } : {}),
       }));
     },
   };
@@ -130,7 +150,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
   const kind = embedder.semantic ? "semantic" : "lexical";
   return {
     mode: "hybrid",
-    async search(query) {
+    async search(query, options = {}) {
       const owner = { tenantId: query.tenantId, userId: query.userId };
       const [terms, queryVector] = await Promise.all([
         lexical.terms(query),
@@ -229,6 +249,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         ranked,
         query.limit,
         terms.terms.map((t) => t.lexeme),
+        options.explain === true,
       );
     },
   };
@@ -238,7 +259,12 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
  * The best turns, at most `limit` of them, grouped into their pages in the order the pages'
  * best turns rank.
  */
-function pagesOf(ranked: Candidate[], limit: number, lexemes: string[]): RetrievedPage[] {
+function pagesOf(
+  ranked: Candidate[],
+  limit: number,
+  lexemes: string[],
+  explain: boolean,
+): RetrievedPage[] {
   const pages = new Map<string, Candidate[]>();
   let quoted = 0;
   for (const candidate of ranked) {
@@ -266,6 +292,9 @@ function pagesOf(ranked: Candidate[], limit: number, lexemes: string[]): Retriev
       content: quoteTurns(turns.map((c) => ({ turn: c.turn, lexemes }))),
       score: (best * first.score) / top,
       timestamp: first.turn.occurredAt,
+      ...(explain
+        ? { ranks: { lexical: place(first.lexicalRank), vector: place(first.vectorRank) } }
+        : {}),
     };
   });
 }

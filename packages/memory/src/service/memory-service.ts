@@ -28,6 +28,7 @@ import { createChainAccess } from "./chain-access.js";
 import { createContextMemo } from "./context-cache.js";
 import { createEntityFacts } from "./entity-facts.js";
 import { createEventWrites } from "./event-writes.js";
+import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
 import { createSessionAccess } from "./session-access.js";
 import type { StmWindow } from "./stm-window.js";
 
@@ -53,8 +54,6 @@ export interface MemoryServiceDeps {
 const DEFAULT_CONTEXT_LIMIT = 10;
 const MAX_CONTEXT_LIMIT = 1000;
 const RELEVANT_PAGES = 5;
-const DEFAULT_SEARCH_LIMIT = 10;
-const MAX_SEARCH_LIMIT = 100;
 
 type MemoryServiceImpl = ServiceImpl<typeof memoryV1.MemoryService>;
 
@@ -79,7 +78,10 @@ export function createMemoryService(
   const resolveSession = createSessionAccess(sessions);
   const { contextOf } = createContextMemo();
   const chainAccess = createChainAccess({ sql, recentPages, logger, now });
-  const entityFacts = createEntityFacts({ sql, embedder });
+  const search = createMemorySearch({
+    retrieval,
+    entityFacts: createEntityFacts({ sql, embedder }),
+  });
   const writeEvents = createEventWrites({ sql, events, window, chainChecks });
 
   const timestampOr = (t: Timestamp | undefined) => (t ? timestampDate(t) : now());
@@ -216,42 +218,16 @@ export function createMemoryService(
       if (requested < 0) throw invalidArgument("limit must not be negative");
       const limit = Math.min(requested || DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT);
       const session = await resolveSession(request.sessionId, context);
-      const filter = request.filter;
-      const [pages, facts] = await Promise.all([
-        retrieval.search({
-          tenantId: session.tenantId,
-          userId: session.userId,
-          text: query,
-          limit,
-          filter,
-        }),
-        // Graph facts carry no chain metadata, so no filter can match them.
-        Object.keys(filter).length === 0 ? entityFacts(session, query) : [],
-      ]);
-      const results = pages.map((p) => ({
-        content: p.content,
-        similarityScore: p.score,
-        sourceType: p.sourceType,
-        sourceId: p.sourceId,
-        timestamp: timestampFromDate(p.timestamp),
-      }));
-      // Facts about entities the query names take the last places, a fifth of them at most:
-      // the turns that state things outrank what the graph condensed from them.
-      const factSlots = Math.min(facts.length, Math.max(1, Math.floor(limit / 5)));
-      const kept = results.slice(0, Math.max(0, limit - factSlots));
-      // A fact never scores above the page ranked before it: the list stays in score order.
-      const floor = kept.at(-1)?.similarityScore ?? 1;
-      const returned = [
-        ...kept,
-        ...facts
-          .slice(0, Math.min(factSlots, limit - kept.length))
-          .map((f) => ({ ...f, similarityScore: Math.min(f.similarityScore, floor) }))
-          .sort((a, b) => b.similarityScore - a.similarityScore),
-      ];
+      const { results, recalledChainIds } = await search({
+        tenantId: session.tenantId,
+        userId: session.userId,
+        text: query,
+        limit,
+        filter: request.filter,
+      });
       // Heat bookkeeping reads the pages' chains: off the request path, like the write.
-      const recalled = kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId);
-      chainAccess.touchIds(recalled);
-      return { results: returned };
+      chainAccess.touchIds(recalledChainIds);
+      return { results };
     },
 
     analyzeTopics: planned("AnalyzeTopics"),

@@ -188,6 +188,20 @@ export const chainStore = {
     return rows.map(toChain);
   },
 
+  /** A user's chains over all agents, archived ones included, newest first. */
+  async ofUser(
+    db: SqlExecutor,
+    owner: { tenantId: string; userId: string },
+    limit: number,
+  ): Promise<ChainRecord[]> {
+    const { rows } = await db.query<ChainRow>(
+      `SELECT ${PAGE_COLUMNS} FROM memory_chains WHERE tenant_id = $1 AND user_id = $2
+       ORDER BY last_event_at DESC, id LIMIT $3`,
+      [owner.tenantId, owner.userId, limit],
+    );
+    return rows.map(toChain);
+  },
+
   /** Open chains whose last event is older than `before`: conversations that went quiet. */
   async idleOpen(db: SqlExecutor, before: Date, limit: number): Promise<ChainRecord[]> {
     const { rows } = await db.query<ChainRow>(

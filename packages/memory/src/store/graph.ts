@@ -169,6 +169,43 @@ export const graphStore = {
     return rows.map((r) => ({ ...r, confidence: Number(r.confidence), weight: Number(r.weight) }));
   },
 
+  /** The user's entities, most mentioned first. */
+  async entities(db: SqlExecutor, owner: UserGraph, limit: number): Promise<EntityRecord[]> {
+    const { rows } = await db.query<EntityRow>(
+      `SELECT id, name, name_key, type, mentions, community, bridge_score, updated_at FROM memory_entities
+       WHERE tenant_id = $1 AND user_id = $2 ORDER BY mentions DESC, name_key LIMIT $3`,
+      [owner.tenantId, owner.userId, limit],
+    );
+    return rows.map(toEntity);
+  },
+
+  /** One of the user's entities; undefined for an unknown id or another user's. */
+  async entity(db: SqlExecutor, owner: UserGraph, id: string): Promise<EntityRecord | undefined> {
+    const { rows } = await db.query<EntityRow>(
+      `SELECT id, name, name_key, type, mentions, community, bridge_score, updated_at FROM memory_entities
+       WHERE tenant_id = $1 AND user_id = $2 AND id::text = $3`,
+      [owner.tenantId, owner.userId, id],
+    );
+    return rows[0] ? toEntity(rows[0]) : undefined;
+  },
+
+  /** The typed edges between the given entities of the user. */
+  async edgesAmong(
+    db: SqlExecutor,
+    owner: UserGraph,
+    entityIds: string[],
+  ): Promise<{ from: string; to: string; relation: string }[]> {
+    if (entityIds.length === 0) return [];
+    const { rows } = await db.query<{ source_id: string; target_id: string; relation: string }>(
+      `SELECT source_id, target_id, relation FROM memory_edges
+       WHERE tenant_id = $1 AND user_id = $2
+         AND source_id = ANY($3::uuid[]) AND target_id = ANY($3::uuid[])
+       ORDER BY weight DESC, relation`,
+      [owner.tenantId, owner.userId, entityIds],
+    );
+    return rows.map((r) => ({ from: r.source_id, to: r.target_id, relation: r.relation }));
+  },
+
   /** Users whose graph changed since its last analysis. */
   async staleGraphs(db: SqlExecutor): Promise<UserGraph[]> {
     const { rows } = await db.query<{ tenant_id: string; user_id: string }>(

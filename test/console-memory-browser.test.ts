@@ -1,0 +1,200 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { findChromium } from "@atrium/chat";
+import { eventually, realServersRequired } from "@atrium/kit/testing";
+import { chromium } from "playwright-core";
+import { atriumStartEnv } from "./atrium-start-env.js";
+
+// The console's Memory page as an operator sees it: Debian's Chromium against a real
+// `atrium start` (after `make build`). Memory content is untrusted: a stored message carrying
+// a script and an onerror image must be shown as text and run nothing.
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+const artifacts = join(repoRoot, "test", "artifacts", "console");
+const tenant = "console-memory";
+const hostile = `Remember <script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=1"> for me`;
+
+async function startAtrium(dataDir: string) {
+  const { ports, env: startEnv } = await atriumStartEnv(dataDir);
+  const child = spawn("npx", ["--no-install", "atrium", "start"], {
+    cwd: repoRoot,
+    env: { ...process.env, ...startEnv, LOG_LEVEL: "warn" },
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout.setEncoding("utf8");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: string) => {
+      output += chunk;
+      if (output.includes("  stop ")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`atrium start exited ${code}:\n${output}`)));
+  });
+  return {
+    gateway: `http://127.0.0.1:${ports.gwRest}`,
+    memory: `http://127.0.0.1:${ports.memRest}`,
+    stop() {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // the group has already exited
+      }
+    },
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers of the memory API, asserted on below
+type Json = any;
+
+async function memoryCall(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Json> {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await response.json();
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+/** A user whose memory has a chain with the hostile message, and a promoted, analysed graph. */
+async function seed(memory: string) {
+  const { session_id } = await memoryCall(memory, "POST", "/api/v1/sessions", {
+    tenant_id: tenant,
+    user_id: "alice",
+    agent_id: "assistant",
+  });
+  const say = (user_message: string, agent_response?: string) =>
+    memoryCall(memory, "POST", `/api/v1/sessions/${session_id}/interactions`, {
+      user_message,
+      ...(agent_response ? { agent_response } : {}),
+    });
+  await say(
+    "Alice Johnson works at Acme Corp in Berlin with Bob Miller.",
+    "Noted: Alice Johnson and Bob Miller work at Acme Corp.",
+  );
+  // A different topic closes the first chain, so it can be promoted into the graph.
+  await say(hostile, "I will remember that.");
+  const user = `tenant_id=${tenant}&user_id=alice`;
+  await eventually(
+    "the graph holds the analysed entities",
+    async () => {
+      await memoryCall(memory, "POST", "/api/v1/admin/analytics/trigger", {});
+      const graph = await memoryCall(memory, "GET", `/api/v1/operator/graph?${user}`);
+      return graph.nodes.some(
+        (n: { name: string; community: number | null }) =>
+          n.name === "Alice Johnson" && n.community !== null,
+      );
+    },
+    30_000,
+  );
+  await eventually("both conversations are chains", async () => {
+    const view = await memoryCall(memory, "GET", `/api/v1/operator/user?${user}`);
+    return view.chains.some((c: { turns: { content: string }[] }) =>
+      c.turns.some((t) => t.content === hostile),
+    );
+  });
+}
+
+test("the console's memory page shows a user's memory as text, draws the graph and explains search", async (t) => {
+  const executablePath = findChromium(process.env.CHROMIUM_PATH);
+  if (!executablePath) {
+    // As with the browser tool: skipped on a developer machine, a failure in CI.
+    if (realServersRequired)
+      assert.fail("no system Chromium (set CHROMIUM_PATH); CI=true requires it");
+    t.skip("no system Chromium (set CHROMIUM_PATH)");
+    return;
+  }
+  const dataDir = await mkdtemp(join(tmpdir(), "atrium-console-memory-"));
+  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  await mkdir(artifacts, { recursive: true });
+  const atrium = await startAtrium(dataDir);
+  t.after(() => atrium.stop());
+  await seed(atrium.memory);
+
+  const browser = await chromium.launch({
+    executablePath,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.accept();
+  });
+  const pwned = () => page.evaluate(() => (globalThis as { __pwned?: number }).__pwned);
+
+  await page.goto(`${atrium.gateway}/console/#memory`);
+  await page.getByLabel("Operator key").fill("operator-secret-key");
+  await page.getByRole("button", { name: "Use key" }).click();
+  await page.getByLabel("Tenant").fill(tenant);
+  await page.getByRole("button", { name: "Find" }).click();
+  await page.locator('tr[data-user="alice"]').getByRole("button", { name: "alice" }).click();
+
+  // The STM window shows the hostile message as the text it is.
+  const stm = page.locator('[data-scope="assistant"] ol.stm .content');
+  await stm.first().waitFor();
+  assert.ok((await stm.allTextContents()).includes(hostile));
+  // The chain expands to the turns it came from, the hostile one among them, as text.
+  const chain = page.locator("details.chain").filter({ hasText: "will remember" });
+  await chain.locator("summary").click();
+  const turns = await chain.locator("ol.turns .content").allTextContents();
+  assert.deepEqual(turns, [hostile, "I will remember that."]);
+  assert.equal(await page.locator("main script, main img").count(), 0);
+  assert.equal(await pwned(), undefined);
+
+  // The graph is drawn; a node's facts appear on click.
+  await page
+    .locator("svg.graph")
+    .getByRole("button", { name: /^Alice Johnson(, bridge)?$/ })
+    .click();
+  const facts = page.getByRole("complementary", { name: "Entity facts" });
+  await facts.getByRole("heading", { name: /Alice Johnson/ }).waitFor();
+  assert.match((await facts.textContent()) ?? "", /Acme Corp|Bob Miller/);
+  assert.ok((await page.locator("svg.graph line.edge").count()) > 0);
+
+  // Search shows what SearchMemory returns and why.
+  await page.getByLabel("Query").fill("Where does Alice Johnson work?");
+  await page.getByRole("button", { name: "Search" }).click();
+  const first = page.locator("table.search-results tbody tr").first();
+  await first.waitFor();
+  const cells = await first.locator("td").allTextContents();
+  assert.equal(cells[2], "1", `lexical rank: ${cells.join(" | ")}`);
+  assert.match(cells[4], /^dialogue_page/);
+  assert.match(cells[5], /Acme Corp/);
+
+  await page.screenshot({ path: join(artifacts, "memory-1280.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  // Usable on a phone: nothing makes the page wider than the screen (tables scroll in place).
+  const pageWidth = await page.evaluate(
+    () =>
+      (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document
+        .documentElement.scrollWidth,
+  );
+  assert.ok(pageWidth <= 390, `the page is ${pageWidth} px wide`);
+  await page.screenshot({ path: join(artifacts, "memory-390.png"), fullPage: true });
+  assert.equal(await pwned(), undefined);
+  assert.deepEqual(dialogs, []);
+});
