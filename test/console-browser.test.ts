@@ -1,66 +1,15 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { findChromium } from "@atrium/chat";
-import { realServersRequired } from "@atrium/kit/testing";
-import { chromium } from "playwright-core";
-import { atriumStartEnv } from "./atrium-start-env.js";
+import { artifacts, launchChromium, startAtrium } from "./console-harness.js";
 
-// The console as an operator sees it: Debian's Chromium against a real `atrium start` (after
-// `make build`, which bundles the console). Screenshots land in test/artifacts/ (gitignored).
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
-const artifacts = join(repoRoot, "test", "artifacts", "console");
 const brokerKey = "console-test-broker-key";
 const operatorKey = "operator-secret-key";
 const xssWorkspace = `ws-<img src=x onerror="window.__xss=1">-<script>window.__xss=2</script>`;
-
-async function startAtrium(dataDir: string) {
-  const { ports, env: startEnv } = await atriumStartEnv(dataDir);
-  const child = spawn("npx", ["--no-install", "atrium", "start"], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      ...startEnv,
-      API_KEYS: brokerKey,
-      LOG_LEVEL: "warn",
-      // Webhook subscriptions need a keyed gateway; the receiver below is on loopback http.
-      GATEWAY_REQUIRE_API_KEY: "true",
-      GATEWAY_API_KEYS: operatorKey,
-      WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
-      WEBHOOK_RETRY_BASE_MS: "100",
-      WEBHOOK_POLL_INTERVAL_MS: "50",
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout.setEncoding("utf8");
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: string) => {
-      output += chunk;
-      if (output.includes("  stop ")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`atrium start exited ${code}:\n${output}`)));
-  });
-  return {
-    gateway: `http://127.0.0.1:${ports.gwRest}`,
-    broker: `http://127.0.0.1:${ports.brokerRest}`,
-    agent: `http://127.0.0.1:${ports.agent}`,
-    stop() {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // the group has already exited
-      }
-    },
-  };
-}
 
 interface BrokerAnswer {
   id: string;
@@ -84,18 +33,19 @@ async function brokerCall(
 }
 
 test("the console lists, escapes and revokes connections; shows providers, audit, webhook deliveries and traces", async (t) => {
-  const executablePath = findChromium(process.env.CHROMIUM_PATH);
-  if (!executablePath) {
-    // As with the browser tool: skipped on a developer machine, a failure in CI.
-    if (realServersRequired)
-      assert.fail("no system Chromium (set CHROMIUM_PATH); CI=true requires it");
-    t.skip("no system Chromium (set CHROMIUM_PATH)");
-    return;
-  }
+  const browser = await launchChromium(t);
+  if (!browser) return;
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-console-"));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
-  await mkdir(artifacts, { recursive: true });
-  const atrium = await startAtrium(dataDir);
+  const atrium = await startAtrium(dataDir, {
+    API_KEYS: brokerKey,
+    // Webhook subscriptions need a keyed gateway; the receiver below is on loopback http.
+    GATEWAY_REQUIRE_API_KEY: "true",
+    GATEWAY_API_KEYS: operatorKey,
+    WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+    WEBHOOK_RETRY_BASE_MS: "100",
+    WEBHOOK_POLL_INTERVAL_MS: "50",
+  });
   t.after(() => atrium.stop());
 
   // A webhook receiver that fails its first delivery, so the console has a retry to show.
@@ -133,21 +83,6 @@ test("the console lists, escapes and revokes connections; shows providers, audit
     api_key: "secret-hostile",
   });
 
-  const browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  t.after(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const dialogs: string[] = [];

@@ -1,52 +1,15 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { findChromium } from "@atrium/chat";
-import { eventually, realServersRequired } from "@atrium/kit/testing";
-import { chromium } from "playwright-core";
-import { atriumStartEnv } from "./atrium-start-env.js";
+import { eventually } from "@atrium/kit/testing";
+import { artifacts, launchChromium, startAtrium } from "./console-harness.js";
 
-// The console's Memory page as an operator sees it: Debian's Chromium against a real
-// `atrium start` (after `make build`). Memory content is untrusted: a stored message carrying
-// a script and an onerror image must be shown as text and run nothing.
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
-const artifacts = join(repoRoot, "test", "artifacts", "console");
+// The console's Memory page: memory content is untrusted, so a stored message carrying a script
+// and an onerror image must be shown as text and run nothing.
 const tenant = "console-memory";
 const hostile = `Remember <script>window.__pwned=1</script> and <img src=x onerror="window.__pwned=1"> for me`;
-
-async function startAtrium(dataDir: string) {
-  const { ports, env: startEnv } = await atriumStartEnv(dataDir);
-  const child = spawn("npx", ["--no-install", "atrium", "start"], {
-    cwd: repoRoot,
-    env: { ...process.env, ...startEnv, LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "inherit"],
-    detached: true,
-  });
-  let output = "";
-  child.stdout.setEncoding("utf8");
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk: string) => {
-      output += chunk;
-      if (output.includes("  stop ")) resolve();
-    });
-    child.once("exit", (code) => reject(new Error(`atrium start exited ${code}:\n${output}`)));
-  });
-  return {
-    gateway: `http://127.0.0.1:${ports.gwRest}`,
-    memory: `http://127.0.0.1:${ports.memRest}`,
-    stop() {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // the group has already exited
-      }
-    },
-  };
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers of the memory API, asserted on below
 type Json = any;
@@ -107,36 +70,14 @@ async function seed(memory: string) {
 }
 
 test("the console's memory page shows a user's memory as text, draws the graph and explains search", async (t) => {
-  const executablePath = findChromium(process.env.CHROMIUM_PATH);
-  if (!executablePath) {
-    // As with the browser tool: skipped on a developer machine, a failure in CI.
-    if (realServersRequired)
-      assert.fail("no system Chromium (set CHROMIUM_PATH); CI=true requires it");
-    t.skip("no system Chromium (set CHROMIUM_PATH)");
-    return;
-  }
+  const browser = await launchChromium(t);
+  if (!browser) return;
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-console-memory-"));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
-  await mkdir(artifacts, { recursive: true });
   const atrium = await startAtrium(dataDir);
   t.after(() => atrium.stop());
   await seed(atrium.memory);
 
-  const browser = await chromium.launch({
-    executablePath,
-    headless: true,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-  t.after(() => browser.close());
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const dialogs: string[] = [];

@@ -70,6 +70,11 @@ export {
 export { ConfigError, type Env, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";
 export {
+  createPeriodicPass,
+  type PeriodicPass,
+  type PeriodicPassOptions,
+} from "./lifecycle/periodic-pass.js";
+export {
   createResourceStack,
   type ResourceStack,
   type RunningService,

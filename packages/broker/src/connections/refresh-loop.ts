@@ -1,3 +1,4 @@
+import { createPeriodicPass } from "@atrium/kit";
 import type { BrokerContext } from "../broker-context.js";
 import type { ConnectionRecord } from "./connection-record.js";
 import { connectionStore } from "./connection-store.js";
@@ -36,12 +37,6 @@ export function createRefreshLoop(
   refresher: TokenRefresher,
   options: RefreshLoopOptions,
 ): RefreshLoop {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
-  // Set by stop() only, so a manual runOnce() still drains every due row.
-  let stopping = false;
-
   async function claimDue(): Promise<ConnectionRecord[]> {
     return connectionStore.claimDue(
       ctx.sql,
@@ -70,36 +65,16 @@ export function createRefreshLoop(
         }
       };
       await Promise.all(Array.from({ length: Math.min(options.concurrency, rows.length) }, worker));
-      if (rows.length < options.batchSize || stopping) return result;
+      // Set by stop() only, so a manual runOnce() still drains every due row.
+      if (rows.length < options.batchSize || loop.stopping) return result;
     }
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error) => ctx.logger.error({ err: error }, "refresh pass failed"))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, options.intervalMs);
-    timer.unref();
-  }
+  const loop = createPeriodicPass({
+    intervalMs: options.intervalMs,
+    run: () => runOnce(),
+    onError: (error) => ctx.logger.error({ err: error }, "refresh pass failed"),
+  });
 
-  return {
-    runOnce,
-    start() {
-      if (!stopped) return;
-      stopped = false;
-      stopping = false;
-      schedule();
-    },
-    async stop() {
-      stopped = true;
-      stopping = true;
-      if (timer) clearTimeout(timer);
-      await running;
-    },
-  };
+  return { runOnce, start: loop.start, stop: loop.stop };
 }

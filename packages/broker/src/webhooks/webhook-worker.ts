@@ -1,4 +1,4 @@
-import type { Logger, Sql } from "@atrium/kit";
+import { createPeriodicPass, type Logger, type Sql } from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
 import { signWebhook } from "./webhook-signature.js";
@@ -69,9 +69,6 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const { sql, settings, logger } = options;
   // Longer than any attempt, so a live instance never loses a lease it still uses.
   const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
   let abort = new AbortController();
 
   async function claim(): Promise<ClaimedDelivery[]> {
@@ -236,32 +233,22 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     return result;
   }
 
-  function schedule() {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = runOnce()
-        .catch((error) => logger.error({ err: error }, "webhook delivery pass failed"))
-        .finally(() => {
-          running = undefined;
-          schedule();
-        });
-    }, settings.pollMs);
-    timer.unref();
-  }
+  const loop = createPeriodicPass({
+    intervalMs: settings.pollMs,
+    run: () => runOnce(),
+    onError: (error) => logger.error({ err: error }, "webhook delivery pass failed"),
+  });
 
   return {
     runOnce,
     start() {
-      if (!stopped) return;
-      stopped = false;
-      abort = new AbortController();
-      schedule();
+      if (abort.signal.aborted) abort = new AbortController();
+      loop.start();
     },
     async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
+      // Requests in flight are cut, and their rows released without counting an attempt.
       abort.abort();
-      await running;
+      await loop.stop();
     },
   };
 }
