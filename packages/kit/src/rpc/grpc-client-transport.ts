@@ -331,12 +331,13 @@ function readAnswer(
 
 /**
  * A stream that ended without an answer: a reset from the peer (codes as in gRPC's HTTP/2
- * mapping) or a connection that failed, whose Node error stays the cause for callers that tell
- * transport failures from answers.
+ * mapping), or a connection that failed here, whose Node error stays the cause for callers that
+ * tell transport failures from answers.
  */
 function closedError(rstCode: number, cause: unknown): ConnectError {
   const reset = resetCodes[rstCode];
-  if (reset !== undefined) {
+  const local = (cause as { code?: unknown } | undefined)?.code !== "ERR_HTTP2_STREAM_ERROR";
+  if (reset !== undefined && !(local && cause !== undefined)) {
     return new ConnectError(
       `http/2 stream closed with error code ${rstCode}`,
       reset,
