@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { memoryV1 } from "@atrium/api";
 import { Code, ConnectError, createClient, type ServiceImpl } from "@connectrpc/connect";
+import type { TlsOptions } from "../auth/auth-config.js";
 import { AtriumError } from "../errors.js";
 import { createRequestMetrics } from "../observability/metrics.js";
 import { createCallerAddressPolicy } from "../server/caller-address.js";
@@ -46,24 +47,20 @@ describe("gRPC client transport against the service host", () => {
   const calls: string[] = [];
   const opened: { close(): void }[] = [];
 
-  const startServer = (listenPort: number, tls?: Parameters<typeof createGrpcServer>[0]["tls"]) => {
+  const implementation: Partial<ServiceImpl<typeof MemoryService>> = {
+    createSession: (request, context) => {
+      calls.push(request.tenantId);
+      seen.apiKey = context.requestHeader.get("x-api-key");
+      return createSession(request, context);
+    },
+  };
+  const startServer = (listenPort: number, tls?: TlsOptions) => {
     const host = createGrpcServer({
       logger: capturedLogger().logger,
       metrics: createRequestMetrics({ service: "test" }),
       callerAddress: createCallerAddressPolicy(),
       tls,
-      services: [
-        {
-          service: MemoryService,
-          implementation: {
-            createSession: (request, context) => {
-              calls.push(request.tenantId);
-              seen.apiKey = context.requestHeader.get("x-api-key");
-              return createSession(request, context);
-            },
-          },
-        },
-      ],
+      services: [{ service: MemoryService, implementation }],
     });
     return { host, listening: host.listen("127.0.0.1", listenPort) };
   };
