@@ -179,6 +179,19 @@ describe("gRPC client transport against the service host", () => {
     assert.equal(calls.length, before);
   });
 
+  test("a header HTTP/2 forbids fails that call alone", async () => {
+    createSession = (request) => ({ sessionId: `s-${request.tenantId}` });
+    const memory = client();
+    assert.equal((await memory.createSession({ tenantId: "before" })).sessionId, "s-before");
+    const before = calls.length;
+    const error = await memory
+      .createSession({ tenantId: "bad" }, { headers: { connection: "keep-alive" } })
+      .catch((e) => e);
+    assert.equal(ConnectError.from(error).code, Code.Internal);
+    assert.equal(calls.length, before);
+    assert.equal((await memory.createSession({ tenantId: "after" })).sessionId, "s-after");
+  });
+
   test("many concurrent calls share one connection", async () => {
     createSession = async (request) => {
       await new Promise((resolve) => setImmediate(resolve));

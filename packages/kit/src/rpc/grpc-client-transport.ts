@@ -135,14 +135,25 @@ export function createGrpcClientTransport(
       headers.te = "trailers";
       const body = frame(toBinary(method.input, request.message));
 
-      const opened = session();
+      let opened = session();
       let stream: ClientHttp2Stream;
       try {
         stream = opened.h2.request(headers);
       } catch (error) {
-        opened.h2.destroy();
-        reject(transportError(error));
-        return;
+        // A session that is going away refuses new streams before its events arrive; the call
+        // was not sent, so it goes once on a new session. Anything else is this call's fault.
+        if (!sessionGone(error)) {
+          reject(ConnectError.from(error, Code.Internal));
+          return;
+        }
+        if (current === opened) current = undefined;
+        opened = session();
+        try {
+          stream = opened.h2.request(headers);
+        } catch (again) {
+          reject(transportError(again));
+          return;
+        }
       }
       if (opened.active++ === 0) opened.h2.ref();
 
@@ -260,6 +271,11 @@ export function createGrpcClientTransport(
       current = undefined;
     },
   };
+}
+
+function sessionGone(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return code === "ERR_HTTP2_GOAWAY_SESSION" || code === "ERR_HTTP2_INVALID_SESSION";
 }
 
 /** The deadline an interceptor may have changed, from the header the server will read. */
