@@ -114,6 +114,11 @@ export type {
   RunningJob,
 } from "./queue/queue.js";
 export { freezeResult } from "./rpc/frozen-result.js";
+export {
+  createGrpcClientTransport,
+  type GrpcClientTransport,
+  type GrpcClientTransportOptions,
+} from "./rpc/grpc-client-transport.js";
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";

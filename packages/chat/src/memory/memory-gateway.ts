@@ -1,6 +1,6 @@
 import { memoryV1 } from "@atrium/api";
+import { createGrpcClientTransport } from "@atrium/kit";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 
 /** Memory is keyed by (tenant, user, agent); a session is a cheap handle on that scope. */
 export interface MemoryScope {
@@ -59,11 +59,8 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
       return next(request);
     });
   }
-  const sessionManager = new Http2SessionManager(options.url);
-  const client = createClient(
-    memoryV1.MemoryService,
-    createGrpcTransport({ baseUrl: options.url, interceptors, sessionManager }),
-  );
+  const transport = createGrpcClientTransport({ baseUrl: options.url, interceptors });
+  const client = createClient(memoryV1.MemoryService, transport);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const sessions = new Map<string, Promise<string>>();
   const scopeKey = (s: MemoryScope) => JSON.stringify([s.tenantId, s.userId, s.agentId]);
@@ -128,7 +125,7 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
       await client.healthCheck({}, { timeoutMs: 2000 });
     },
     close() {
-      sessionManager.abort();
+      transport.close();
     },
   };
 }

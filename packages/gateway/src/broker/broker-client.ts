@@ -1,6 +1,6 @@
 import { brokerV1 } from "@atrium/api";
+import { createGrpcClientTransport } from "@atrium/kit";
 import { type CallOptions, ConnectError, createClient } from "@connectrpc/connect";
-import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import { fromBrokerGrpcError, isTransportFailure } from "./broker-errors.js";
 import { type BrokerClient, createBrokerRestClient } from "./broker-rest-client.js";
 
@@ -35,7 +35,7 @@ export interface BrokerConnection {
 type UnaryCall = (request: unknown, options?: CallOptions) => Promise<unknown>;
 
 /**
- * gRPC first (Connect over HTTP/2), the same call over REST when gRPC fails in transport.
+ * gRPC first (one kept-alive HTTP/2 session), the same call over REST when gRPC fails in transport.
  * Application errors are never retried on the other transport; both transports surface them as
  * the same AtriumError (REST bodies kept exactly).
  */
@@ -62,21 +62,20 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
     return { client: client as unknown as BrokerClient, lastTransport: () => last, close() {} };
   }
 
-  const sessions = new Http2SessionManager(options.grpcUrl);
-  const grpc = createClient(
-    brokerV1.BrokerService,
-    createGrpcTransport({
-      baseUrl: options.grpcUrl,
-      sessionManager: sessions,
-      defaultTimeoutMs: options.timeoutMs,
-      interceptors: [
-        (next) => (request) => {
-          request.header.set("x-api-key", options.apiKey);
-          return next(request);
-        },
-      ],
-    }),
-  ) as unknown as Record<string, UnaryCall>;
+  const transport = createGrpcClientTransport({
+    baseUrl: options.grpcUrl,
+    defaultTimeoutMs: options.timeoutMs,
+    interceptors: [
+      (next) => (request) => {
+        request.header.set("x-api-key", options.apiKey);
+        return next(request);
+      },
+    ],
+  });
+  const grpc = createClient(brokerV1.BrokerService, transport) as unknown as Record<
+    string,
+    UnaryCall
+  >;
   const retryAfterMs = options.grpcRetryAfterMs ?? 5_000;
   let grpcDownUntil = 0;
 
@@ -103,6 +102,6 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
   return {
     client: client as unknown as BrokerClient,
     lastTransport: () => last,
-    close: () => sessions.abort(),
+    close: () => transport.close(),
   };
 }
