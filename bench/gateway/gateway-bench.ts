@@ -13,7 +13,7 @@ import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
-import { autocannon, type CannonResult, round, sequential } from "../lib/load.js";
+import { autocannon, type CannonResult, round, sequential, wrk } from "../lib/load.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -162,6 +162,29 @@ async function main() {
     const grpcPath = await run(viaGrpc.urls.rest, (id) => `/v1/token/${id}`);
     const grpcTransport = viaGrpc.brokerTransport();
     const restPath = await run(viaRest.urls.rest, (id) => `/v1/token/${id}`);
+    // The same four with wrk (C, one thread): on two cores the Node generator's own CPU is taken
+    // from the services, and more from the three-process gateway paths than from the direct one.
+    const byWrk = async (
+      base: string,
+      path: (id: string) => string,
+      headers: Record<string, string> = {},
+    ) => wrk({ url: base, durationS, connections, headers, paths: ids.map(path) });
+    const wrkRows = {
+      "gateway /v1/token, gRPC to broker": await byWrk(
+        viaGrpc.urls.rest,
+        (id) => `/v1/token/${id}`,
+      ),
+      "gateway /v1/token, REST to broker": await byWrk(
+        viaRest.urls.rest,
+        (id) => `/v1/token/${id}`,
+      ),
+      "broker /connections/{id}/token (direct)": await byWrk(
+        broker.urls.rest,
+        (id) => `/connections/${id}/token`,
+        { "x-api-key": brokerKey },
+      ),
+      "no-op HTTP (gateway /health)": await byWrk(viaGrpc.urls.rest, () => "/health"),
+    };
 
     const row = (r: CannonResult) => ({
       requests_per_second: r.requests.average,
@@ -181,6 +204,7 @@ async function main() {
       direct_broker_token: row(direct),
       reference_noop_http: row(noop),
       one_at_a_time: oneAtATime,
+      wrk: wrkRows,
     };
     console.table({
       "gateway /v1/token, gRPC to broker": row(grpcPath),
@@ -188,6 +212,7 @@ async function main() {
       "broker /connections/{id}/token (direct)": row(direct),
       "no-op HTTP (gateway /health)": row(noop),
     });
+    console.table(wrkRows);
     console.table(oneAtATime);
     mkdirSync("bench/results", { recursive: true });
     writeFileSync("bench/results/gateway.json", `${JSON.stringify(result, null, 2)}\n`);
