@@ -24,6 +24,7 @@ import {
   parseContentType,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc";
+import { envelope, headersOf, unwrapEnvelope } from "./grpc-wire.js";
 
 export interface GrpcClientTransportOptions {
   /** http: or https: origin of the gRPC port, with an optional path prefix. */
@@ -55,8 +56,6 @@ interface Session {
 
 type UnaryNext = (request: UnaryRequest) => Promise<UnaryResponse>;
 
-const envelopeHeaderBytes = 5;
-const compressedFlag = 0b1;
 /** setTimeout fires at once above this; a deadline that far away is no deadline. */
 const maxTimerMs = 2 ** 31 - 1;
 const neverAborted = new AbortController().signal;
@@ -133,7 +132,7 @@ export function createGrpcClientTransport(
       });
       headers["content-type"] = contentTypeProto;
       headers.te = "trailers";
-      const body = frame(toBinary(method.input, request.message));
+      const body = envelope(toBinary(method.input, request.message));
 
       let opened = session();
       let stream: ClientHttp2Stream;
@@ -203,12 +202,12 @@ export function createGrpcClientTransport(
       stream.on("close", () => {
         if (settled) return;
         try {
-          const header = responseHeaders && toHeaders(responseHeaders);
+          const header = responseHeaders && headersOf(responseHeaders);
           if (header === undefined || (trailers === undefined && stream.rstCode !== 0)) {
             finish(closedError(stream.rstCode, streamError));
             return;
           }
-          const trailer = trailers ? toHeaders(trailers) : new Headers();
+          const trailer = trailers ? headersOf(trailers) : new Headers();
           const answer = Buffer.concat(chunks, received);
           finish(undefined, {
             stream: false,
@@ -286,14 +285,6 @@ function timeoutOf(header: Headers): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-function frame(message: Uint8Array): Buffer {
-  const framed = Buffer.allocUnsafe(envelopeHeaderBytes + message.byteLength);
-  framed[0] = 0;
-  framed.writeUInt32BE(message.byteLength, 1);
-  framed.set(message, envelopeHeaderBytes);
-  return framed;
-}
-
 /** The one answer of a unary call, or the error the status says, as Connect's gRPC transport. */
 function readAnswer(
   output: DescMessage,
@@ -317,32 +308,10 @@ function readAnswer(
   const headerError = findTrailerError(header);
   if (headerError) throw headerError;
   validateTrailer(trailer, header);
-  if (body.byteLength === 0) {
-    throw new ConnectError(
-      "protocol error: missing output message for unary method",
-      header.has("grpc-status") || trailer.has("grpc-status") ? Code.Unimplemented : Code.Unknown,
-    );
-  }
-  if (body.byteLength < envelopeHeaderBytes) {
-    throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-  }
-  if ((body[0] & compressedFlag) === compressedFlag) {
-    throw new ConnectError(
-      "received compressed envelope, but do not know how to decompress",
-      Code.Internal,
-    );
-  }
-  const end = envelopeHeaderBytes + body.readUInt32BE(1);
-  if (body.byteLength < end) {
-    throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-  }
-  if (body.byteLength > end) {
-    throw new ConnectError(
-      "protocol error: received extra output message for unary method",
-      Code.Unimplemented,
-    );
-  }
-  return fromBinary(output, body.subarray(envelopeHeaderBytes, end));
+  // An empty answer with a status is a method the server does not have.
+  const emptyCode =
+    header.has("grpc-status") || trailer.has("grpc-status") ? Code.Unimplemented : Code.Unknown;
+  return fromBinary(output, unwrapEnvelope(body, "output", emptyCode));
 }
 
 /**
@@ -385,14 +354,3 @@ const resetCodes: Record<number, Code> = {
   [constants.NGHTTP2_INADEQUATE_SECURITY]: Code.PermissionDenied,
   [constants.NGHTTP2_HTTP_1_1_REQUIRED]: Code.PermissionDenied,
 };
-
-function toHeaders(headers: IncomingHttpHeaders): Headers {
-  const result = new Headers();
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 58 /* ":" */) continue;
-    const value = headers[name];
-    if (Array.isArray(value)) for (const item of value) result.append(name, item);
-    else if (value !== undefined) result.append(name, String(value));
-  }
-  return result;
-}

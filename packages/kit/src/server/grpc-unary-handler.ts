@@ -24,6 +24,7 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import type { Logger } from "pino";
+import { envelope, envelopeHeaderBytes, headersOf, unwrapEnvelope } from "../rpc/grpc-wire.js";
 import type { ServiceRegistration } from "./grpc-server.js";
 
 export interface GrpcUnaryHandlerOptions {
@@ -50,8 +51,6 @@ interface UnaryMethod {
 
 type AnyFn = Parameters<Interceptor>[0];
 
-const envelopeHeaderBytes = 5;
-const compressedFlag = 0b1;
 /** setTimeout fires at once above this; a deadline that far away is no deadline. */
 const maxTimerMs = 2 ** 31 - 1;
 const canceled = () => new ConnectError("the client closed the call", Code.Canceled);
@@ -139,7 +138,7 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
         timeout.timeoutMs,
       );
     }
-    const requestHeader = toHeaders(headers);
+    const requestHeader = headersOf(headers);
     const values = options.contextValues(stream, headers);
     const url = () =>
       `${stream.session?.encrypted ? "https" : "http"}://${headers[":authority"]}${headers[":path"]}`;
@@ -165,7 +164,7 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     let frame: Buffer;
     try {
       if (timeout.error) throw timeout.error;
-      const input = method.input.parse(unwrapEnvelope(body));
+      const input = method.input.parse(unwrapEnvelope(body, "input"));
       const request: UnaryRequest = {
         stream: false,
         service: context.service,
@@ -300,59 +299,6 @@ const responseHead = (): OutgoingHttpHeaders => ({
 
 function isIdentity(encoding: string | string[] | undefined): boolean {
   return encoding === undefined || encoding === "identity";
-}
-
-/** The one message of a unary request, with the checks and codes of Connect's gRPC handler. */
-function unwrapEnvelope(body: Buffer): Uint8Array {
-  if (body.byteLength === 0) {
-    throw new ConnectError(
-      "protocol error: missing input message for unary method",
-      Code.Unimplemented,
-    );
-  }
-  if (body.byteLength < envelopeHeaderBytes) {
-    throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
-  }
-  if ((body[0] & compressedFlag) === compressedFlag) {
-    throw new ConnectError(
-      "received compressed envelope, but do not know how to decompress",
-      Code.Internal,
-    );
-  }
-  const length = body.readUInt32BE(1);
-  const end = envelopeHeaderBytes + length;
-  if (body.byteLength < end) {
-    throw new ConnectError(
-      `protocol error: promised ${length} bytes in enveloped message, got ${body.byteLength - envelopeHeaderBytes} bytes`,
-      Code.InvalidArgument,
-    );
-  }
-  if (body.byteLength > end) {
-    throw new ConnectError(
-      "protocol error: received extra input message for unary method",
-      Code.Unimplemented,
-    );
-  }
-  return body.subarray(envelopeHeaderBytes, end);
-}
-
-function envelope(message: Uint8Array): Buffer {
-  const frame = Buffer.allocUnsafe(envelopeHeaderBytes + message.byteLength);
-  frame[0] = 0;
-  frame.writeUInt32BE(message.byteLength, 1);
-  frame.set(message, envelopeHeaderBytes);
-  return frame;
-}
-
-function toHeaders(headers: IncomingHttpHeaders): Headers {
-  const result = new Headers();
-  for (const name in headers) {
-    if (name.startsWith(":")) continue;
-    const value = headers[name];
-    if (Array.isArray(value)) for (const item of value) result.append(name, item);
-    else if (value !== undefined) result.append(name, value);
-  }
-  return result;
 }
 
 function toOutgoing(headers: Headers, into: OutgoingHttpHeaders): OutgoingHttpHeaders {
