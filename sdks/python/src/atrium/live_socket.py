@@ -22,7 +22,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable, List, Literal, Optional, Tuple
+from typing import Any, Callable, List, Literal, Optional, Tuple, TypedDict, Unpack
 
 import websockets.client
 import websockets.exceptions
@@ -299,32 +299,25 @@ class LiveSocket:
         return False
 
 
+class LiveSocketOptions(TypedDict, total=False):
+    """The keyword options of :class:`LiveSocket`, with the defaults it gives them."""
+
+    workspace_id: Optional[str]
+    strategy: Optional[CredentialStrategy]
+    refresh_before: float
+    initial_backoff: float
+    max_backoff: float
+    max_auth_failures: int
+    on_message: Optional[Callable[[Any], None]]
+    on_state_change: Optional[Callable[[LiveSocketState, Optional[BaseException]], None]]
+
+
 def open_live_socket(
     gateway: AsyncGatewayClient,
     connection_id: str,
     url: str,
-    *,
-    workspace_id: Optional[str] = None,
-    strategy: Optional[CredentialStrategy] = None,
-    refresh_before: float = 60.0,
-    initial_backoff: float = 0.25,
-    max_backoff: float = 10.0,
-    max_auth_failures: int = 3,
-    on_message: Optional[Callable[[Any], None]] = None,
-    on_state_change: Optional[Callable[[LiveSocketState, Optional[BaseException]], None]] = None,
+    **options: Unpack[LiveSocketOptions],
 ) -> LiveSocket:
     """Opens (in the background) a live socket to ``url`` with the connection's credential; call
     from a running event loop. Times are in seconds."""
-    return LiveSocket(
-        gateway,
-        connection_id,
-        url,
-        workspace_id=workspace_id,
-        strategy=strategy,
-        refresh_before=refresh_before,
-        initial_backoff=initial_backoff,
-        max_backoff=max_backoff,
-        max_auth_failures=max_auth_failures,
-        on_message=on_message,
-        on_state_change=on_state_change,
-    )
+    return LiveSocket(gateway, connection_id, url, **options)
