@@ -122,7 +122,11 @@ export {
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
 export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
-export { callerAddressKey } from "./server/caller-address.js";
+export {
+  callerAddressKey,
+  type ForwardedCallerResolver,
+  forwardedCallerKey,
+} from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {

@@ -19,7 +19,12 @@ import {
   openCredential,
   sealCredential,
 } from "./connection-record.js";
-import { connectionStore, expiresSoon } from "./connection-store.js";
+import {
+  type ConnectionWithProviderParams,
+  connectionStore,
+  expiresSoon,
+  pickConnection,
+} from "./connection-store.js";
 import {
   type CredentialStrategy,
   credentialStrategy,
@@ -48,6 +53,13 @@ export interface TokenView {
   strategy: CredentialStrategy;
 }
 
+/** One token read of a batch: the connection, the workspace it must be in, who asks. */
+export interface TokenRead {
+  id: string;
+  workspaceId?: string;
+  caller: CallerContext;
+}
+
 export interface ConnectionService {
   readonly refresher: TokenRefresher;
   startOAuth(
@@ -72,6 +84,11 @@ export interface ConnectionService {
   list(workspaceId?: string): Promise<ConnectionRecord[]>;
   get(id: string, workspaceId?: string): Promise<ConnectionRecord>;
   token(id: string, workspaceId: string | undefined, caller: CallerContext): Promise<TokenView>;
+  /**
+   * Several reads whose connections are loaded by one query; each is then served as `token`
+   * serves it (checked, refreshed, audited) and settles on its own, in order.
+   */
+  tokens(reads: TokenRead[]): Promise<PromiseSettledResult<TokenView>[]>;
   refresh(id: string, workspaceId: string | undefined): Promise<ConnectionRecord>;
   revoke(
     id: string,
@@ -101,6 +118,43 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
   const refresher = createTokenRefresher(ctx);
   const { sql, settings } = ctx;
   const retrievals = createAuditWriter(sql);
+
+  /** A loaded connection's credential, refreshed first when it expires soon; audited. */
+  async function serveToken(
+    loaded: ConnectionWithProviderParams,
+    caller: CallerContext,
+  ): Promise<TokenView> {
+    let { connection } = loaded;
+    const id = connection.id;
+    assertUsable(connection);
+    let credential: Credential | undefined;
+    if (connection.auth_type === "oauth2" && expiresSoon(connection)) {
+      ({ connection, credential } = await refresher.refresh(connection, { force: false }));
+      assertUsable(connection);
+    }
+    try {
+      credential ??= openCredential(ctx.vault, connection);
+    } catch (error) {
+      throw new AtriumError(Code.Internal, `credential of ${id} cannot be opened`, {
+        cause: error,
+      });
+    }
+    await retrievals.write({
+      eventType: "token.retrieved",
+      resourceId: id,
+      caller,
+      data: {
+        connection_id: id,
+        workspace_id: connection.workspace_id,
+        provider_id: connection.provider_id,
+      },
+    });
+    return {
+      connection,
+      credential,
+      strategy: credentialStrategy(connection.auth_type, loaded.providerParams),
+    };
+  }
 
   function newState(
     kind: FlowState["kind"],
@@ -346,36 +400,18 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
     async token(id, workspaceId, caller) {
       // Loaded once, with what picks the strategy; a refresh hands back the stored row and the
       // credential it sealed.
-      const loaded = await connectionStore.loadWithProviderParams(sql, id, workspaceId);
-      let { connection } = loaded;
-      assertUsable(connection);
-      let credential: Credential | undefined;
-      if (connection.auth_type === "oauth2" && expiresSoon(connection)) {
-        ({ connection, credential } = await refresher.refresh(connection, { force: false }));
-        assertUsable(connection);
-      }
-      try {
-        credential ??= openCredential(ctx.vault, connection);
-      } catch (error) {
-        throw new AtriumError(Code.Internal, `credential of ${id} cannot be opened`, {
-          cause: error,
-        });
-      }
-      await retrievals.write({
-        eventType: "token.retrieved",
-        resourceId: id,
-        caller,
-        data: {
-          connection_id: id,
-          workspace_id: connection.workspace_id,
-          provider_id: connection.provider_id,
-        },
-      });
-      return {
-        connection,
-        credential,
-        strategy: credentialStrategy(connection.auth_type, loaded.providerParams),
-      };
+      return serveToken(await connectionStore.loadWithProviderParams(sql, id, workspaceId), caller);
+    },
+
+    async tokens(reads) {
+      const found = await connectionStore.loadManyWithProviderParams(sql, [
+        ...new Set(reads.map((read) => read.id)),
+      ]);
+      return Promise.allSettled(
+        reads.map(async (read) =>
+          serveToken(pickConnection(found, read.id, read.workspaceId), read.caller),
+        ),
+      );
     },
 
     async refresh(id, workspaceId) {

@@ -10,6 +10,24 @@ export function expiresSoon(row: ConnectionRecord, now = Date.now()): boolean {
   return row.expires_at !== null && row.expires_at.getTime() <= now + EXPIRY_MARGIN_MS;
 }
 
+export interface ConnectionWithProviderParams {
+  connection: ConnectionRecord;
+  providerParams: Record<string, string>;
+}
+
+/** One loaded connection, or connection_not_found (also when it belongs to another workspace). */
+export function pickConnection(
+  found: Map<string, ConnectionWithProviderParams>,
+  id: string,
+  workspaceId?: string,
+): ConnectionWithProviderParams {
+  const loaded = found.get(id);
+  if (!loaded || (workspaceId && loaded.connection.workspace_id !== workspaceId)) {
+    throw connectionNotFound(id);
+  }
+  return loaded;
+}
+
 export interface NewConnectionRow {
   id: string;
   workspaceId: string;
@@ -58,17 +76,28 @@ export const connectionStore = {
     db: SqlExecutor,
     id: string,
     workspaceId?: string,
-  ): Promise<{ connection: ConnectionRecord; providerParams: Record<string, string> }> {
+  ): Promise<ConnectionWithProviderParams> {
+    const found = await connectionStore.loadManyWithProviderParams(db, [id]);
+    return pickConnection(found, id, workspaceId);
+  },
+
+  /** `loadWithProviderParams` for several ids in one query; `pickConnection` takes each out. */
+  async loadManyWithProviderParams(
+    db: SqlExecutor,
+    ids: string[],
+  ): Promise<Map<string, ConnectionWithProviderParams>> {
     const { rows } = await db.query<ConnectionRecord & { provider_params: Record<string, string> }>(
       `SELECT c.*, p.params AS provider_params
          FROM broker_connections c JOIN broker_providers p ON p.id = c.provider_id
-        WHERE c.id = $1`,
-      [id],
+        WHERE c.id = ANY($1)`,
+      [ids],
     );
-    const row = rows[0];
-    if (!row || (workspaceId && row.workspace_id !== workspaceId)) throw connectionNotFound(id);
-    const { provider_params: providerParams, ...connection } = row;
-    return { connection, providerParams };
+    return new Map(
+      rows.map(({ provider_params: providerParams, ...connection }) => [
+        connection.id,
+        { connection, providerParams },
+      ]),
+    );
   },
 
   async list(db: SqlExecutor, workspaceId?: string): Promise<ConnectionRecord[]> {

@@ -22,6 +22,7 @@ import type { SamlFlow } from "../saml/saml-flow.js";
 import type { WebhookStore } from "../webhooks/webhook-store.js";
 import { createAgentHandlers } from "./agent-handlers.js";
 import { callerFrom, ts } from "./handler-values.js";
+import { createTokenRetrievals, retrieveToken } from "./token-retrievals.js";
 import { createWebhookHandlers } from "./webhook-handlers.js";
 
 export function providerMessage(
@@ -280,34 +281,9 @@ export function createBrokerHandlers(
     async getConnection(request) {
       return summary(await connections.get(request.id, request.workspaceId || undefined));
     },
-    async getConnectionToken(request, context) {
-      const {
-        connection: row,
-        credential,
-        strategy,
-      } = await connections.token(
-        request.id,
-        request.workspaceId || undefined,
-        callerFrom(context),
-      );
-      return {
-        connectionId: row.id,
-        authType: row.auth_type,
-        status: row.status,
-        healthStatus: row.health_status,
-        accessToken: credential.access_token ?? "",
-        tokenType: credential.token_type ?? "",
-        expiresAt: ts(row.expires_at),
-        scopes: row.scopes,
-        idToken: credential.id_token ?? "",
-        apiKey: credential.api_key ?? "",
-        username: credential.username ?? "",
-        password: credential.password ?? "",
-        nameId: credential.name_id ?? "",
-        attributes: credential.attributes ?? {},
-        strategy,
-      };
-    },
+    getConnectionToken: (request, context) =>
+      retrieveToken(connections, request, callerFrom(context)),
+    getConnectionTokens: createTokenRetrievals(connections, ctx.logger),
     async refreshConnection(request) {
       const row = await connections.refresh(request.id, request.workspaceId || undefined);
       return {

@@ -4,7 +4,10 @@ import { fileURLToPath } from "node:url";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { sealCredential } from "../connections/connection-record.js";
 import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { decodeKey, keyId } from "../vault/key-material.js";
+import { createVault } from "../vault/vault.js";
 
 type Unary = (
   request: Record<string, unknown>,
@@ -195,5 +198,133 @@ test("gRPC: agent lifecycle and its audit events", async (t) => {
   assert.deepEqual(
     (audit.response?.events as { event_type: string }[] | undefined)?.map((e) => e.event_type),
     ["agent.disabled", "agent.created"],
+  );
+});
+
+test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken would, with its own caller", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const env = testBrokerEnv({
+    ALLOWED_CIDRS: "10.0.0.0/8,127.0.0.1/32",
+    TRUSTED_PROXIES: "127.0.0.1/32",
+  });
+  const broker = await startTestBroker({ sql: pg.sql, env });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+  });
+  const call = brokerClient(broker, t);
+  const provider = await broker.call("POST", "/providers", {
+    name: "batched",
+    auth_type: "api_key",
+  });
+  const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
+  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
+  const insert = (id: string, workspace: string, status: string) =>
+    pg.sql.query(
+      `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc)
+       VALUES ($1, $2, $3, 'api_key', $4, $5)`,
+      [
+        id,
+        workspace,
+        provider.body.id,
+        status,
+        sealCredential(vault, id, { api_key: `key-${id}` }),
+      ],
+    );
+  await insert("conn-a", "w1", "active");
+  await insert("conn-b", "w2", "active");
+  await insert("conn-r", "w1", "revoked");
+
+  const retrieval = (id: string, forwardedFor: string, extra: Record<string, string> = {}) => ({
+    request: { id, workspace_id: extra.workspace_id ?? "" },
+    forwarded_for: forwardedFor,
+    user_agent: extra.user_agent ?? "",
+  });
+  const answer = await call(
+    "GetConnectionTokens",
+    {
+      retrievals: [
+        retrieval("conn-a", "10.1.1.1", { user_agent: "agent-a" }),
+        retrieval("conn-a", "10.2.2.2"),
+        retrieval("conn-missing", "10.3.3.3"),
+        retrieval("conn-b", "10.4.4.4", { workspace_id: "w1" }),
+        retrieval("conn-r", "10.5.5.5"),
+        retrieval("conn-a", "203.0.113.7"),
+      ],
+    },
+    broker.apiKey,
+  );
+  assert.equal(answer.error, null);
+  const results = answer.response?.results as {
+    token?: { api_key: string; connection_id: string };
+    error?: { code: number; message: string };
+  }[];
+  assert.deepEqual(
+    results.map((r) => r.token?.api_key ?? r.error?.code),
+    [
+      "key-conn-a",
+      "key-conn-a",
+      grpc.status.NOT_FOUND,
+      grpc.status.NOT_FOUND,
+      grpc.status.FAILED_PRECONDITION,
+      grpc.status.PERMISSION_DENIED,
+    ],
+  );
+  assert.match(results[4].error?.message ?? "", /\(connection_revoked\)$/);
+
+  // One audit row per served retrieval, each with its own caller; none for the refused ones.
+  const audit = await pg.sql.query<{ caller_ip: string; user_agent: string }>(
+    "SELECT caller_ip, user_agent FROM audit_events WHERE event_type = 'token.retrieved' ORDER BY caller_ip",
+  );
+  assert.deepEqual(
+    audit.rows.map((row) => row.caller_ip),
+    ["10.1.1.1", "10.2.2.2"],
+  );
+  assert.equal(audit.rows[0].user_agent, "agent-a");
+  assert.match(audit.rows[1].user_agent, /grpc-node-js/);
+
+  const tooMany = await call(
+    "GetConnectionTokens",
+    { retrievals: Array.from({ length: 101 }, () => retrieval("conn-a", "")) },
+    broker.apiKey,
+  );
+  assert.equal(tooMany.error?.code, grpc.status.INVALID_ARGUMENT);
+  assert.equal(
+    (await call("GetConnectionTokens", { retrievals: [] })).error?.code,
+    grpc.status.UNAUTHENTICATED,
+  );
+});
+
+test("gRPC: GetConnectionTokens believes a retrieval's forwarded address only from a trusted proxy", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const env = testBrokerEnv();
+  const broker = await startTestBroker({ sql: pg.sql, env });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+  });
+  const call = brokerClient(broker, t);
+  const provider = await broker.call("POST", "/providers", { name: "p", auth_type: "api_key" });
+  const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
+  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
+  await pg.sql.query(
+    `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc)
+     VALUES ('conn-a', 'w1', $1, 'api_key', 'active', $2)`,
+    [provider.body.id, sealCredential(vault, "conn-a", { api_key: "k" })],
+  );
+  const answer = await call(
+    "GetConnectionTokens",
+    { retrievals: [{ request: { id: "conn-a" }, forwarded_for: "10.9.9.9" }] },
+    broker.apiKey,
+  );
+  assert.equal(answer.error, null);
+  const audit = await pg.sql.query<{ caller_ip: string }>(
+    "SELECT caller_ip FROM audit_events WHERE event_type = 'token.retrieved'",
+  );
+  assert.deepEqual(
+    audit.rows.map((row) => row.caller_ip),
+    ["127.0.0.1"],
   );
 });

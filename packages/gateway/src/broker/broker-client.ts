@@ -3,6 +3,7 @@ import { createGrpcClientTransport } from "@atrium/kit";
 import { type CallOptions, ConnectError, createClient } from "@connectrpc/connect";
 import { fromBrokerGrpcError, isTransportFailure } from "./broker-errors.js";
 import { type BrokerClient, createBrokerRestClient } from "./broker-rest-client.js";
+import { createTokenGathering } from "./token-gathering.js";
 
 export type { BrokerClient } from "./broker-rest-client.js";
 
@@ -76,6 +77,11 @@ export function createBrokerClient(options: BrokerClientOptions): BrokerConnecti
     string,
     UnaryCall
   >;
+  // Concurrent token reads share one stream (token-gathering.ts); every other method is one call.
+  grpc.getConnectionToken = createTokenGathering({
+    one: grpc.getConnectionToken as never,
+    many: grpc.getConnectionTokens as never,
+  }) as UnaryCall;
   const retryAfterMs = options.grpcRetryAfterMs ?? 5_000;
   let grpcDownUntil = 0;
 

@@ -10,6 +10,17 @@ export const callerAddressKey = createContextKey("", {
   description: "caller IP address resolved through the trusted proxies",
 });
 
+/**
+ * For a call made on others' behalf (a batch carrying each original call's X-Forwarded-For):
+ * the address one of those calls resolves to, by the same trusted-proxy rule and the same
+ * allowlist as this call's own address. Set on gRPC calls.
+ */
+export type ForwardedCallerResolver = (forwardedFor: string) => string;
+
+export const forwardedCallerKey = createContextKey<ForwardedCallerResolver | undefined>(undefined, {
+  description: "resolves a forwarded caller address through the trusted proxies",
+});
+
 export interface CallerAddressOptions {
   /** Callers outside these ranges are refused before authentication; empty: everyone passes. */
   allowedCidrs?: Cidr[];

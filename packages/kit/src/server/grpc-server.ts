@@ -8,7 +8,11 @@ import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { Authenticator } from "../auth/identity.js";
 import type { RequestMetrics } from "../observability/metrics.js";
-import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
+import {
+  type CallerAddressPolicy,
+  callerAddressKey,
+  forwardedCallerKey,
+} from "./caller-address.js";
 import {
   authenticateCalls,
   clientCertificateVerifiedKey,
@@ -57,7 +61,14 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const contextValues = (socket: Socket | undefined, forwardedFor: string | string[] | undefined) =>
     createContextValues()
       .set(clientCertificateVerifiedKey, (socket as TLSSocket | undefined)?.authorized === true)
-      .set(callerAddressKey, callerAddress.resolve(socket?.remoteAddress, forwardedFor));
+      .set(callerAddressKey, callerAddress.resolve(socket?.remoteAddress, forwardedFor))
+      .set(forwardedCallerKey, (forwarded) => {
+        // The header that call would have carried: its own hops, then what proxies added here.
+        const hops = [forwarded, ...[forwardedFor ?? []].flat()].filter(Boolean).join(",");
+        const address = callerAddress.resolve(socket?.remoteAddress, hops || undefined);
+        callerAddress.check(address);
+        return address;
+      });
   const connectHandler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, implementation } of options.services) {
