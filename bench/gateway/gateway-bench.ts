@@ -7,13 +7,14 @@
 //   BENCH_DURATION_S=10 BENCH_CONNECTIONS=20 (HTTP connections of the load generator)
 import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, type CannonResult, round, sequential, wrk } from "../lib/load.js";
+import { processCpuMs } from "../lib/process-cpu.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -44,11 +45,27 @@ async function startBrokerProcess(env: Record<string, string>) {
   const urls = JSON.parse(line) as { rest: string; grpc?: string };
   return {
     urls,
+    pid: child.pid as number,
     async stop() {
       child.kill("SIGTERM");
       await exited;
     },
   };
+}
+
+/** CPU time of every PostgreSQL server process on this machine (ms); 0 where none is visible. */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
+    } catch {
+      continue;
+    }
+    total += processCpuMs(Number(entry)) ?? 0;
+  }
+  return total;
 }
 
 async function main() {
@@ -164,11 +181,42 @@ async function main() {
     const restPath = await run(viaRest.urls.rest, (id) => `/v1/token/${id}`);
     // The same four with wrk (C, one thread): on two cores the Node generator's own CPU is taken
     // from the services, and more from the three-process gateway paths than from the direct one.
+    // CPU per request of each process, from /proc: unlike throughput it hardly depends on what
+    // else the machine is doing. The gateways run in this process and wrk outside it.
+    const cpuNow = () => ({
+      gateway: process.cpuUsage(),
+      broker: processCpuMs(broker.pid) ?? 0,
+      postgres: postgresCpuMs(),
+    });
     const byWrk = async (
       base: string,
       path: (id: string) => string,
       headers: Record<string, string> = {},
-    ) => wrk({ url: base, durationS, connections, headers, paths: ids.map(path) });
+    ) => {
+      const before = cpuNow();
+      const result = await wrk({
+        url: base,
+        durationS,
+        connections,
+        headers,
+        paths: ids.map(path),
+      });
+      const after = cpuNow();
+      if (!result) return undefined;
+      const perRequest = (ms: number) => Math.round((ms * 1000) / Math.max(1, result.requests));
+      return {
+        ...result,
+        gateway_cpu_us: perRequest(
+          (after.gateway.user +
+            after.gateway.system -
+            before.gateway.user -
+            before.gateway.system) /
+            1000,
+        ),
+        broker_cpu_us: perRequest(after.broker - before.broker),
+        postgres_cpu_us: perRequest(after.postgres - before.postgres),
+      };
+    };
     const wrkRows = {
       "gateway /v1/token, gRPC to broker": await byWrk(
         viaGrpc.urls.rest,
