@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { connect, type Socket } from "node:net";
 import { test } from "node:test";
-import { createVault, decodeKey, keyId, sealCredential, startBrokerService } from "@atrium/broker";
-import { testBrokerEnv } from "@atrium/broker/testing";
+import { startBrokerService } from "@atrium/broker";
+import { storeConnections, testBrokerEnv } from "@atrium/broker/testing";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
@@ -47,18 +47,18 @@ test("concurrent token reads through the gateway: gathered, each answered and au
       body: JSON.stringify({ name: "keyed", auth_type: "api_key" }),
     })
   ).json()) as { id: string };
-  const key = decodeKey(brokerEnv.ENCRYPTION_KEY) as Buffer;
-  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
-  for (const [id, status] of [
-    ["conn-live", "active"],
-    ["conn-gone", "revoked"],
-  ]) {
-    await pg.sql.query(
-      `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc)
-       VALUES ($1, 'w1', $2, 'api_key', $3, $4)`,
-      [id, provider.id, status, sealCredential(vault, id, { api_key: `key-of-${id}` })],
-    );
-  }
+  const stored = (id: string, status: string) => ({
+    id,
+    workspaceId: "w1",
+    providerId: provider.id,
+    authType: "api_key",
+    status,
+    credential: { api_key: `key-of-${id}` },
+  });
+  await storeConnections(pg.sql, brokerEnv.ENCRYPTION_KEY, [
+    stored("conn-live", "active"),
+    stored("conn-gone", "revoked"),
+  ]);
 
   // Connected first, then written in one synchronous loop: the gateway reads all the requests
   // in one turn of its event loop, as it does under load.

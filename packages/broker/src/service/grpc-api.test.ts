@@ -4,10 +4,8 @@ import { fileURLToPath } from "node:url";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
-import { sealCredential } from "../connections/connection-record.js";
+import { storeConnections } from "../testing/stored-connections.js";
 import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
-import { decodeKey, keyId } from "../vault/key-material.js";
-import { createVault } from "../vault/vault.js";
 
 type Unary = (
   request: Record<string, unknown>,
@@ -218,23 +216,19 @@ test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken wou
     name: "batched",
     auth_type: "api_key",
   });
-  const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
-  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
-  const insert = (id: string, workspace: string, status: string) =>
-    pg.sql.query(
-      `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc)
-       VALUES ($1, $2, $3, 'api_key', $4, $5)`,
-      [
-        id,
-        workspace,
-        provider.body.id,
-        status,
-        sealCredential(vault, id, { api_key: `key-${id}` }),
-      ],
-    );
-  await insert("conn-a", "w1", "active");
-  await insert("conn-b", "w2", "active");
-  await insert("conn-r", "w1", "revoked");
+  const stored = (id: string, workspaceId: string, status: string) => ({
+    id,
+    workspaceId,
+    providerId: String(provider.body.id),
+    authType: "api_key",
+    status,
+    credential: { api_key: `key-${id}` },
+  });
+  await storeConnections(pg.sql, env.ENCRYPTION_KEY, [
+    stored("conn-a", "w1", "active"),
+    stored("conn-b", "w2", "active"),
+    stored("conn-r", "w1", "revoked"),
+  ]);
 
   const retrieval = (id: string, forwardedFor: string, extra: Record<string, string> = {}) => ({
     request: { id, workspace_id: extra.workspace_id ?? "" },
@@ -307,13 +301,15 @@ test("gRPC: GetConnectionTokens believes a retrieval's forwarded address only fr
   });
   const call = brokerClient(broker, t);
   const provider = await broker.call("POST", "/providers", { name: "p", auth_type: "api_key" });
-  const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
-  const vault = createVault({ keys: new Map([[keyId(key), key]]), currentKeyId: keyId(key) });
-  await pg.sql.query(
-    `INSERT INTO broker_connections (id, workspace_id, provider_id, auth_type, status, credential_enc)
-     VALUES ('conn-a', 'w1', $1, 'api_key', 'active', $2)`,
-    [provider.body.id, sealCredential(vault, "conn-a", { api_key: "k" })],
-  );
+  await storeConnections(pg.sql, env.ENCRYPTION_KEY, [
+    {
+      id: "conn-a",
+      workspaceId: "w1",
+      providerId: String(provider.body.id),
+      authType: "api_key",
+      credential: { api_key: "k" },
+    },
+  ]);
   const answer = await call(
     "GetConnectionTokens",
     { retrievals: [{ request: { id: "conn-a" }, forwarded_for: "10.9.9.9" }] },

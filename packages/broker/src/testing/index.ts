@@ -1,4 +1,5 @@
 export { type FakeSecretManager, startFakeSecretManager } from "./fake-secret-manager.js";
+export { type StoredConnection, storeConnections } from "./stored-connections.js";
 export { startTestBroker, type TestBroker, testBrokerEnv } from "./test-broker.js";
 export {
   startTestOidcProvider,
