@@ -1,57 +1,16 @@
-// Gateway benchmark: token retrieval through the gateway with the broker reached over gRPC and
-// over REST, beside a direct broker call and a no-op HTTP route, all in the same run on the same
-// machine. The broker runs in a process of its own, the gateways in this one, the load generator
-// in a worker thread. Prints a table and writes bench/results/gateway.json.
-//
-//   node --conditions=atrium-source --import tsx bench/gateway/gateway-bench.ts
-//   BENCH_DURATION_S=10 BENCH_CONNECTIONS=20 (HTTP connections of the load generator)
-import { spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, type CannonResult, round, sequential, wrk } from "../lib/load.js";
 import { processCpuMs } from "../lib/process-cpu.js";
+import { startServiceProcess } from "../lib/service-process.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const tokenCount = 200;
-
-/** The broker as its own process (bench/gateway/broker-process.ts). */
-async function startBrokerProcess(env: Record<string, string>) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=atrium-source",
-      "--import",
-      "tsx",
-      new URL("./broker-process.ts", import.meta.url).pathname,
-    ],
-    { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] },
-  );
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const [line] = await Promise.race([
-    createInterface({ input: child.stdout })
-      [Symbol.asyncIterator]()
-      .next()
-      .then((r) => [r.value as string]),
-    exited.then(() => {
-      throw new Error("the broker process exited before it was ready");
-    }),
-  ]);
-  const urls = JSON.parse(line) as { rest: string; grpc?: string };
-  return {
-    urls,
-    pid: child.pid as number,
-    async stop() {
-      child.kill("SIGTERM");
-      await exited;
-    },
-  };
-}
 
 /** CPU time of every PostgreSQL server process on this machine (ms); 0 where none is visible. */
 function postgresCpuMs(): number {
@@ -81,7 +40,12 @@ async function main() {
     BROKER_GRPC_PORT: "0",
     REFRESH_LOOP: "false",
   };
-  const broker = await startBrokerProcess({ ...env, DATABASE_URL: pg.url });
+  // In a process of its own (bench/gateway/broker-process.ts), so the gateway's figures do not
+  // include the broker's CPU.
+  const broker = await startServiceProcess<{ rest: string; grpc?: string }>(
+    new URL("./broker-process.ts", import.meta.url),
+    { ...env, DATABASE_URL: pg.url },
+  );
   const gatewayEnv = {
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_REST_PORT: "0",

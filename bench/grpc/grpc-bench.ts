@@ -8,11 +8,8 @@
 //   npx tsc -b && node --conditions=atrium-source --import tsx bench/grpc/grpc-bench.ts
 //   (the servers under test run from the compiled packages; `make bench` builds first)
 //   BENCH_DURATION_S=5 BENCH_ROUNDS=3 (defaults)
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { memoryV1 } from "@atrium/api";
-import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -25,7 +22,7 @@ import {
 } from "../lib/h2load.js";
 import { round } from "../lib/load.js";
 import { processCpuMs } from "../lib/process-cpu.js";
-import { startMemoryProcess, startServiceProcess } from "../lib/service-process.js";
+import { startMemoryOnPostgres, startServiceProcess } from "../lib/service-process.js";
 import { chainChecksDone } from "../memory/chain-checks.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
@@ -119,17 +116,7 @@ async function noopPart(): Promise<Row[]> {
 }
 
 async function getContextPart(): Promise<Row[]> {
-  const pg = await createTestPostgres({ max: 4 });
-  const dataDir = mkdtempSync(join(tmpdir(), "grpc-bench-"));
-  const server = await startMemoryProcess({
-    MEMORY_HOST: "127.0.0.1",
-    MEMORY_REST_PORT: "0",
-    MEMORY_GRPC_PORT: "0",
-    ATRIUM_DATA_DIR: dataDir,
-    DATABASE_URL: pg.url,
-    REDIS_URL: redisUrl(),
-    MEMORY_PROMOTER_INTERVAL: "0s",
-  });
+  const server = await startMemoryOnPostgres();
   try {
     const client = createClient(
       memoryV1.MemoryService,
@@ -147,7 +134,7 @@ async function getContextPart(): Promise<Row[]> {
         agentResponse: "A flat burr grinder with fine steps suits light roasts.",
       });
     }
-    await chainChecksDone(pg.sql);
+    await chainChecksDone(server.sql);
     const grpcAnswer = await client.getContext({ sessionId });
     const restAnswer = await fetch(`${server.urls.rest}/api/v1/sessions/${sessionId}/context`);
     if (!restAnswer.ok || grpcAnswer.stmEvents.length === 0) {
@@ -181,8 +168,6 @@ async function getContextPart(): Promise<Row[]> {
     });
   } finally {
     await server.stop();
-    await pg.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

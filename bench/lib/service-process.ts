@@ -1,7 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 
 export interface MemoryProcessUrls {
   rest: string;
@@ -24,6 +28,35 @@ export function startMemoryProcess(env: Record<string, string>) {
     new URL("../memory/serve.ts", import.meta.url),
     env,
   );
+}
+
+/**
+ * The memory service as deployed for the benches: its own process, a fresh PostgreSQL database,
+ * Redis, a scratch data directory, no background promoter; `stop` removes all of it.
+ */
+export async function startMemoryOnPostgres(env: Record<string, string> = {}) {
+  const pg = await createTestPostgres({ max: 4 });
+  const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
+  const server = await startMemoryProcess({
+    MEMORY_HOST: "127.0.0.1",
+    MEMORY_REST_PORT: "0",
+    MEMORY_GRPC_PORT: "0",
+    ATRIUM_DATA_DIR: dataDir,
+    DATABASE_URL: pg.url,
+    REDIS_URL: redisUrl(),
+    MEMORY_PROMOTER_INTERVAL: "0s",
+    ...env,
+  });
+  return {
+    ...server,
+    /** The service's database, for waiting on its background work. */
+    sql: pg.sql,
+    async stop() {
+      await server.stop();
+      await pg.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Runs a bench `serve-*.ts` script in its own process; it prints its URLs as one JSON line. */

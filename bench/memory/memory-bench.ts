@@ -12,17 +12,15 @@
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
 //   BENCH_PART=throughput|search and BENCH_PATHS=exact|hnsw run a part; other figures are kept
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { memoryV1 } from "@atrium/api";
 import { createPgliteSql, type Sql } from "@atrium/kit";
-import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
+import { createTestPostgres } from "@atrium/kit/testing";
 import { createWeightedHashEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
-import { startMemoryProcess } from "../lib/service-process.js";
+import { startMemoryOnPostgres } from "../lib/service-process.js";
 import { createBenchSearch, TURNS_PER_CHAIN } from "./bench-search.js";
 import { chainChecksDone } from "./chain-checks.js";
 
@@ -92,17 +90,7 @@ async function grpcLoad(
 }
 
 async function throughputPart() {
-  const pg = await createTestPostgres({ max: 4 });
-  const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
-  const server = await startMemoryProcess({
-    MEMORY_HOST: "127.0.0.1",
-    MEMORY_REST_PORT: "0",
-    MEMORY_GRPC_PORT: "0",
-    ATRIUM_DATA_DIR: dataDir,
-    DATABASE_URL: pg.url,
-    REDIS_URL: redisUrl(),
-    MEMORY_PROMOTER_INTERVAL: "0s",
-  });
+  const server = await startMemoryOnPostgres();
   const service = { urls: server.urls };
   const noopUrl = server.urls.noop;
   const rows: Row[] = [];
@@ -131,7 +119,7 @@ async function throughputPart() {
         body: interaction,
       });
     }
-    await chainChecksDone(pg.sql);
+    await chainChecksDone(server.sql);
     const contextUrl = `${rest}/api/v1/sessions/${session_id}/context`;
     // Warm-up, not reported: the first seconds of a fresh process run cold code (JIT, lazy
     // module loading) and would otherwise land in the percentiles of the first measured row.
@@ -187,7 +175,7 @@ async function throughputPart() {
         body: interaction,
       }),
     );
-    await chainChecksDone(pg.sql);
+    await chainChecksDone(server.sql);
     // The same from wrk, which leaves the service the CPU that autocannon's Node process takes.
     const storeMax = await wrk({
       url: `${rest}/api/v1/sessions/${session_id}/interactions`,
@@ -197,7 +185,7 @@ async function throughputPart() {
     });
     if (storeMax) rows.push({ name: "StoreInteraction (wrk)", transport: "rest", ...storeMax });
     // The chain checks of the REST runs would otherwise share the CPU with the gRPC run.
-    await chainChecksDone(pg.sql);
+    await chainChecksDone(server.sql);
     rows.push(
       await grpcLoad("StoreInteraction", 32, () =>
         client.storeInteraction({
@@ -207,11 +195,9 @@ async function throughputPart() {
         }),
       ),
     );
-    await chainChecksDone(pg.sql);
+    await chainChecksDone(server.sql);
   } finally {
     await server.stop();
-    await pg.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   }
   return rows;
 }
