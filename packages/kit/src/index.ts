@@ -124,6 +124,7 @@ export { restProtocolName } from "./rpc/rest-context.js";
 export { type RestRoutesOptions, registerRestRoutes } from "./rpc/transcoder.js";
 export { callerAddressKey } from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
+export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {
   createServiceHost,

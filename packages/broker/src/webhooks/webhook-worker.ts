@@ -1,6 +1,8 @@
 import { createPeriodicPass, type Logger, type Sql } from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
+import { createAddressVetter, type ResolveHost } from "./webhook-address.js";
+import { postWebhook } from "./webhook-request.js";
 import { signWebhook } from "./webhook-signature.js";
 import { openWebhookKey } from "./webhook-store.js";
 
@@ -12,8 +14,15 @@ export interface WebhookWorkerOptions {
   instanceId: string;
   settings: Pick<
     WebhookSettings,
-    "pollMs" | "timeoutMs" | "retryBaseMs" | "retryWindowSeconds" | "batchSize"
+    | "pollMs"
+    | "timeoutMs"
+    | "retryBaseMs"
+    | "retryWindowSeconds"
+    | "batchSize"
+    | "allowHttpLoopback"
   >;
+  /** The system resolver unless a test stands in. */
+  resolve?: ResolveHost;
 }
 
 export interface WebhookPassResult {
@@ -55,8 +64,17 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 /** Why an attempt failed, in words that name neither the URL nor the secret. */
 function failureText(error: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timed out after ${timeoutMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? "request failed";
+  return (error as { code?: string }).code ?? (error as Error).message ?? "request failed";
+}
+
+/** The promise, or the signal's reason once it aborts first (a DNS lookup cannot be cut). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**
@@ -70,6 +88,10 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   // Longer than any attempt, so a live instance never loses a lease it still uses.
   const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
   let abort = new AbortController();
+  const vetAddresses = createAddressVetter({
+    allowLoopback: settings.allowHttpLoopback,
+    resolve: options.resolve,
+  });
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const { rows } = await sql.query<ClaimedDelivery>(
@@ -167,8 +189,11 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     let statusCode = 0;
     let error = "";
     try {
-      const response = await fetch(delivery.url, {
-        method: "POST",
+      const signal = AbortSignal.any([timeout, stop]);
+      const host = new URL(delivery.url).hostname;
+      const addresses = await abortable(vetAddresses(host), signal);
+      statusCode = await postWebhook({
+        url: delivery.url,
         headers: {
           "content-type": "application/json",
           "user-agent": "atrium-broker-webhooks",
@@ -177,13 +202,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           "webhook-signature": signWebhook(key, delivery.id, timestamp, delivery.body),
         },
         body: delivery.body,
-        // A redirect is a failed attempt: following it would send the event somewhere unvetted.
-        redirect: "manual",
-        signal: AbortSignal.any([timeout, stop]),
+        addresses,
+        signal,
       });
-      statusCode = response.status;
-      // The answer is never read: only its status counts, so its size cannot matter.
-      await response.body?.cancel();
       if (statusCode < 200 || statusCode >= 300) {
         error =
           statusCode >= 300 && statusCode < 400
