@@ -47,6 +47,8 @@ interface ClaimedDelivery {
   attempts: number;
   url: string;
   secret_enc: string;
+  /** Set while a rotated-out secret is still valid. */
+  previous_secret_enc: string | null;
 }
 
 const MAX_RETRY_DELAY_MS = 6 * 3600_000;
@@ -107,7 +109,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
          FROM due, broker_webhooks w
         WHERE d.id = due.id AND w.id = d.webhook_id
-       RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc`,
+       RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc,
+                 CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_enc END
+                   AS previous_secret_enc`,
       [options.instanceId, leaseSeconds, settings.batchSize],
     );
     return rows;
@@ -134,7 +138,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
             SET attempts = $3, last_error = $4, lease_owner = NULL, lease_until = NULL,
                 status = CASE
                   WHEN $5 THEN 'delivered'
-                  WHEN now() + make_interval(secs => $6) > created_at + make_interval(secs => $7)
+                  WHEN now() + make_interval(secs => $6)
+                       > COALESCE(redelivered_at, created_at) + make_interval(secs => $7)
                     THEN 'failed'
                   ELSE 'pending' END,
                 delivered_at = CASE WHEN $5 THEN now() END,
@@ -164,9 +169,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
 
   async function send(delivery: ClaimedDelivery, result: WebhookPassResult): Promise<void> {
     const stop = abort.signal;
-    let key: Buffer;
+    let keys: Buffer[];
     try {
-      key = openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc);
+      keys = [openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc)];
     } catch (error) {
       // Counted as a failed attempt so the row is retried (a key may come back) and then failed.
       logger.error(
@@ -181,6 +186,17 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         at: new Date(),
       });
       return;
+    }
+    if (delivery.previous_secret_enc) {
+      try {
+        keys.push(openWebhookKey(options.vault, delivery.webhook_id, delivery.previous_secret_enc));
+      } catch (error) {
+        // The current secret still signs: receivers already on it verify.
+        logger.error(
+          { webhookId: delivery.webhook_id, err: error },
+          "rotated-out webhook secret cannot be opened; signing with the current one only",
+        );
+      }
     }
     const timestamp = Math.floor(Date.now() / 1000);
     const at = new Date();
@@ -199,7 +215,11 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           "user-agent": "atrium-broker-webhooks",
           "webhook-id": delivery.id,
           "webhook-timestamp": String(timestamp),
-          "webhook-signature": signWebhook(key, delivery.id, timestamp, delivery.body),
+          // During a rotation's overlap one signature per secret, space-separated (Standard
+          // Webhooks), so receivers still on the previous secret verify too.
+          "webhook-signature": keys
+            .map((key) => signWebhook(key, delivery.id, timestamp, delivery.body))
+            .join(" "),
         },
         body: delivery.body,
         addresses,
