@@ -38,7 +38,11 @@ test("redelivery: a failed delivery is pending again with a fresh window and the
     event_types: ["connection.revoked"],
   });
   const id = String(created.body.id);
-  await enqueueWebhookEvent(pg.sql, "connection.revoked", { connection_id: "conn-1" });
+  await enqueueWebhookEvent(pg.sql, "connection.revoked", {
+    connection_id: "conn-1",
+    workspace_id: "ws-1",
+    provider_id: "prov-1",
+  });
   // An event older than the window: its first failure exhausts it.
   await pg.sql.query(
     "UPDATE broker_webhook_deliveries SET created_at = now() - interval '2 hours'",
