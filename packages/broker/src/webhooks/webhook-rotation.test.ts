@@ -138,3 +138,24 @@ test("rotation: bad overlap is a 400 naming it, an unknown id a 404", async (t) 
   const unchanged = await broker.call("GET", `/webhooks/${hook.id}`);
   assert.equal(unchanged.body.previous_secret_expires_at, undefined);
 });
+
+test("rotation: a secret replaced by PATCH ends the overlap of an earlier rotation", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const receiver = await startWebhookReceiver();
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv() });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+    await receiver.close();
+  });
+  const hook = await subscribe(broker, receiver.url);
+  const rotated = await broker.call("POST", `/webhooks/${hook.id}/rotate-secret`, {});
+  assert.ok(rotated.body.previous_secret_expires_at);
+  const replacement = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
+  const patched = await broker.call("PATCH", `/webhooks/${hook.id}`, { secret: replacement });
+  assert.equal(patched.status, 200, JSON.stringify(patched.body));
+  assert.equal(patched.body.previous_secret_expires_at, undefined);
+  const hit = await deliverOne(pg.sql, broker, receiver);
+  assert.equal(hit.signature, expectedSignature(replacement, hit));
+});

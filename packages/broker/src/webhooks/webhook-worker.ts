@@ -1,7 +1,7 @@
 import { createPeriodicPass, type Logger, type Sql } from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
-import { createAddressVetter, type ResolveHost } from "./webhook-address.js";
+import { createAddressVetter } from "./webhook-address.js";
 import { postWebhook } from "./webhook-request.js";
 import { signWebhook } from "./webhook-signature.js";
 import { openWebhookKey } from "./webhook-store.js";
@@ -21,8 +21,6 @@ export interface WebhookWorkerOptions {
     | "batchSize"
     | "allowHttpLoopback"
   >;
-  /** The system resolver unless a test stands in. */
-  resolve?: ResolveHost;
 }
 
 export interface WebhookPassResult {
@@ -90,10 +88,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   // Longer than any attempt, so a live instance never loses a lease it still uses.
   const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
   let abort = new AbortController();
-  const vetAddresses = createAddressVetter({
-    allowLoopback: settings.allowHttpLoopback,
-    resolve: options.resolve,
-  });
+  const vetAddresses = createAddressVetter({ allowLoopback: settings.allowHttpLoopback });
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const { rows } = await sql.query<ClaimedDelivery>(
