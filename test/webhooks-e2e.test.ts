@@ -155,4 +155,46 @@ test("webhooks through the gateway: created with a key, signed events for captur
       )
     );
   });
+
+  // Rotation through the gateway: receivers on either secret verify during the overlap.
+  const rotatePath = `/v1/webhooks/${created.body.id}/rotate-secret`;
+  assert.equal((await call(open, "POST", rotatePath, {})).status, 412);
+  const rotated = await call(keyed, "POST", rotatePath, {}, agentKey);
+  assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+  const newSecret: string = rotated.body.secret;
+  assert.match(newSecret, /^whsec_/);
+  assert.notEqual(newSecret, secret);
+  assert.ok(rotated.body.previous_secret_expires_at);
+  const before = posts().length;
+  const second = await call(keyed, "POST", "/v1/capture-credential", {
+    provider_id: provider.id,
+    workspace_id: "ws-2",
+    api_key: "k-2",
+  });
+  assert.equal(second.status, 200, JSON.stringify(second.body));
+  await eventually("the event after the rotation arrives", () => posts().length === before + 1);
+  const hit = posts()[before];
+  const headers = {
+    "webhook-id": hit.id,
+    "webhook-timestamp": hit.timestamp,
+    "webhook-signature": hit.signature,
+  };
+  for (const either of [secret, newSecret]) {
+    const event = await verifyWebhook(either, headers, hit.body);
+    assert.equal(event.data.workspace_id, "ws-2");
+  }
+
+  // A delivered delivery is not redelivered; the gateway passes the broker's answer on.
+  const page = await call(
+    keyed,
+    "GET",
+    `/v1/webhooks/${created.body.id}/deliveries`,
+    undefined,
+    agentKey,
+  );
+  const redeliverPath = `/v1/webhooks/${created.body.id}/deliveries/${page.body.deliveries[0].id}/redeliver`;
+  assert.equal((await call(open, "POST", redeliverPath, {})).status, 412);
+  const refusedRedelivery = await call(keyed, "POST", redeliverPath, {}, agentKey);
+  assert.equal(refusedRedelivery.status, 412, JSON.stringify(refusedRedelivery.body));
+  assert.match(refusedRedelivery.body.message, /only a failed delivery is redelivered/);
 });

@@ -16,6 +16,8 @@ export const AUDIT_EVENT_TYPES = [
   "webhook.created",
   "webhook.updated",
   "webhook.deleted",
+  "webhook.secret_rotated",
+  "webhook.redelivered",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -64,7 +64,7 @@ export interface WebhookSettings {
   retryWindowSeconds: number;
   /** Deliveries claimed per poll. */
   batchSize: number;
-  /** Allows http:// subscription URLs on loopback hosts (development, tests). */
+  /** Lets loopback hosts past the private-address checks, with http:// (development, tests). */
   allowHttpLoopback: boolean;
 }
 

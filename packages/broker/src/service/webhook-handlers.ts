@@ -24,6 +24,10 @@ function webhookMessage(
     secret,
     createdAt: ts(row.created_at),
     updatedAt: ts(row.updated_at),
+    previousSecretExpiresAt:
+      row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
+        ? ts(row.previous_secret_expires_at)
+        : undefined,
   };
 }
 
@@ -94,6 +98,19 @@ export function createWebhookHandlers(
         offset: request.offset,
       });
       return { deliveries: rows.map(deliveryMessage) };
+    },
+    async rotateWebhookSecret(request, context) {
+      const rotated = await webhooks.rotateSecret(
+        request.id,
+        request.overlapSeconds,
+        callerFrom(context),
+      );
+      return webhookMessage(rotated.webhook, rotated.secret);
+    },
+    async redeliverWebhook(request, context) {
+      return deliveryMessage(
+        await webhooks.redeliver(request.id, request.deliveryId, callerFrom(context)),
+      );
     },
   };
 }

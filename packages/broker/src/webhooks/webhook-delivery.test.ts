@@ -140,6 +140,37 @@ test("delivery: redirects are not followed; a receiver that keeps failing is giv
   assert.equal(receiver.received.length, failedAfter);
 });
 
+test("delivery: a host now pointing at a non-public address is refused as a failed attempt", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const receiver = await startWebhookReceiver();
+  const pg = await createTestPostgres();
+  const broker = await startTestBroker({
+    sql: pg.sql,
+    env: webhookEnv({ WEBHOOK_ALLOW_HTTP_LOOPBACK: "false", WEBHOOK_DELIVERY: "false" }),
+  });
+  t.after(async () => {
+    await broker.stop();
+    await pg.drop();
+    await receiver.close();
+  });
+  const hook = await subscribe(broker, "https://hooks.example/atrium");
+  // What a name re-pointed after it was vetted at create looks like at delivery: `localhost`
+  // resolves to loopback, which only the development switch allows.
+  const port = new URL(receiver.url).port;
+  await pg.sql.query("UPDATE broker_webhooks SET url = $1", [`https://localhost:${port}/hook`]);
+  await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
+  const pass = await broker.service.webhookWorker.runOnce();
+  assert.deepEqual({ claimed: pass.claimed, retrying: pass.retrying }, { claimed: 1, retrying: 1 });
+  assert.equal(receiver.received.length, 0, "nothing was sent");
+  const [delivery] = await deliveries(broker, hook.id);
+  assert.equal(delivery.status, "pending");
+  assert.equal(delivery.last_error, "host resolves to a non-public address; not sent");
+  assert.deepEqual(
+    delivery.attempts.map((a) => [a.attempt, a.status_code ?? 0]),
+    [[1, 0]],
+  );
+});
+
 test("delivery: two broker instances on one database send each event once", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   const receiver = await startWebhookReceiver();

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { isLoopbackAddress, isPublicAddress } from "@atrium/kit/net";
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from "./webhook-events.js";
 import { webhookSecretKey } from "./webhook-signature.js";
 
@@ -13,7 +14,10 @@ export interface WebhookFields {
 }
 
 export interface WebhookRuleOptions {
-  /** http:// is accepted only on a loopback host, and only when this is set. */
+  /**
+   * Loopback hosts are accepted only when this is set (a development and test switch), and
+   * they are then the only hosts http:// is accepted on.
+   */
   allowHttpLoopback: boolean;
 }
 
@@ -36,11 +40,21 @@ export class WebhookFieldError extends Error {
 
 const invalid = (field: string, message: string) => new WebhookFieldError(field, message);
 
+const bareHost = (hostname: string) => hostname.replace(/^\[|\]$/g, "");
+
 function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, "");
+  const host = bareHost(hostname);
+  return host === "localhost" || isLoopbackAddress(host);
+}
+
+/**
+ * An IP literal (or `localhost`) outside the public ranges; a name is checked where it is
+ * resolved, at delivery.
+ */
+function isNonPublicLiteral(hostname: string): boolean {
+  const host = bareHost(hostname);
   if (host === "localhost") return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1";
+  return isIP(host) !== 0 && !isPublicAddress(host);
 }
 
 /** Throws a 400 naming the first bad field; `complete` requires the fields a new row needs. */
@@ -85,6 +99,15 @@ function validateUrl(text: string, options: WebhookRuleOptions): void {
   }
   if (url.username || url.password) throw invalid("url", "must not carry credentials");
   if (url.hash) throw invalid("url", "must not have a fragment");
+  if (
+    isNonPublicLiteral(url.hostname) &&
+    !(options.allowHttpLoopback && isLoopback(url.hostname))
+  ) {
+    throw invalid(
+      "url",
+      "must not point at a loopback, private, link-local or otherwise non-public address",
+    );
+  }
   if (url.protocol === "https:") return;
   if (url.protocol !== "http:") throw invalid("url", "must use https");
   if (!options.allowHttpLoopback || !isLoopback(url.hostname)) {

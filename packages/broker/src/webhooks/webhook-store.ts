@@ -20,6 +20,9 @@ export interface WebhookRecord {
   secret_fingerprint: string;
   enabled: boolean;
   description: string;
+  /** The rotated-out secret's ciphertext, signed with too until previous_secret_expires_at. */
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -73,9 +76,23 @@ export interface WebhookStore {
   update(id: string, fields: WebhookFields, caller: CallerContext): Promise<WebhookRecord>;
   /** Deletes the subscription and its outbox rows, delivered or not. */
   remove(id: string, caller: CallerContext): Promise<void>;
+  /**
+   * Replaces the secret with a generated one, returned here only; the previous one stays valid
+   * for `overlapSeconds` (0 revokes it at once).
+   */
+  rotateSecret(
+    id: string,
+    overlapSeconds: number | undefined,
+    caller: CallerContext,
+  ): Promise<{ webhook: WebhookRecord; secret: string }>;
   /** Newest first, each with its attempts. */
   deliveries(id: string, query: DeliveryQuery): Promise<WebhookDeliveryRecord[]>;
+  /** A failed delivery back to pending, due now, with a fresh retry window and the same id. */
+  redeliver(id: string, deliveryId: string, caller: CallerContext): Promise<WebhookDeliveryRecord>;
 }
+
+/** How long a rotated-out secret stays valid unless the rotation asks for less. */
+export const SECRET_OVERLAP_DEFAULT_SECONDS = 86_400;
 
 /** The additional data binding a sealed secret to its subscription row. */
 export const webhookSecretAad = (id: string) => `webhook:${id}`;
@@ -89,6 +106,32 @@ export function openWebhookKey(vault: Vault, id: string, secretEnc: string): Buf
 
 export const webhookNotFound = (id: string) =>
   new AtriumError(Code.NotFound, `webhook ${id} not found`);
+
+const deliveryNotFound = (id: string, deliveryId: string) =>
+  new AtriumError(Code.NotFound, `delivery ${deliveryId} of webhook ${id} not found`);
+
+/** Deliveries with their attempt log; `$1` is the webhook id, `$2` a status or null. */
+const DELIVERY_SELECT = `
+  SELECT d.id, d.webhook_id, d.event_type, d.body, d.status, d.attempts, d.next_attempt_at,
+         d.last_error, d.created_at, d.delivered_at,
+         COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                     'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
+                     'duration_ms', a.duration_ms, 'attempted_at', a.attempted_at)
+                   ORDER BY a.attempt)
+                     FROM broker_webhook_attempts a WHERE a.delivery_id = d.id),
+                  '[]'::jsonb) AS attempt_log
+    FROM broker_webhook_deliveries d
+   WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2)`;
+
+/** jsonb gives attempt times as text. */
+function withAttemptDates(rows: WebhookDeliveryRecord[]): WebhookDeliveryRecord[] {
+  for (const row of rows) {
+    for (const attempt of row.attempt_log) {
+      attempt.attempted_at = new Date(attempt.attempted_at as unknown as string);
+    }
+  }
+  return rows;
+}
 
 const alreadyExists = (name: string | undefined) =>
   new AtriumError(Code.AlreadyExists, `a webhook named "${name}" already exists`);
@@ -183,6 +226,9 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
             `UPDATE broker_webhooks
                 SET name = $2, url = $3, event_types = $4, enabled = $5, description = $6,
                     secret_enc = COALESCE($7, secret_enc),
+                    previous_secret_enc = CASE WHEN $7 IS NULL THEN previous_secret_enc END,
+                    previous_secret_expires_at =
+                      CASE WHEN $7 IS NULL THEN previous_secret_expires_at END,
                     secret_fingerprint = COALESCE($8, secret_fingerprint), updated_at = now()
               WHERE id = $1 RETURNING *`,
             [
@@ -240,26 +286,82 @@ export function createWebhookStore(options: WebhookStoreOptions): WebhookStore {
       }
       await fetch(id);
       const { rows } = await sql.query<WebhookDeliveryRecord>(
-        `SELECT d.id, d.webhook_id, d.event_type, d.body, d.status, d.attempts, d.next_attempt_at,
-                d.last_error, d.created_at, d.delivered_at,
-                COALESCE((SELECT jsonb_agg(jsonb_build_object(
-                            'attempt', a.attempt, 'status_code', a.status_code, 'error', a.error,
-                            'duration_ms', a.duration_ms, 'attempted_at', a.attempted_at)
-                          ORDER BY a.attempt)
-                            FROM broker_webhook_attempts a WHERE a.delivery_id = d.id),
-                         '[]'::jsonb) AS attempt_log
-           FROM broker_webhook_deliveries d
-          WHERE d.webhook_id = $1 AND ($2::text IS NULL OR d.status = $2)
+        `${DELIVERY_SELECT}
           ORDER BY d.created_at DESC, d.id DESC
           LIMIT ${limit} OFFSET ${offset}`,
         [id, query.status || null],
       );
-      for (const row of rows) {
-        for (const attempt of row.attempt_log) {
-          attempt.attempted_at = new Date(attempt.attempted_at as unknown as string);
-        }
+      return withAttemptDates(rows);
+    },
+
+    async rotateSecret(id, overlapSeconds, caller) {
+      const overlap = overlapSeconds ?? SECRET_OVERLAP_DEFAULT_SECONDS;
+      if (!Number.isInteger(overlap) || overlap < 0 || overlap > SECRET_OVERLAP_DEFAULT_SECONDS) {
+        throw invalidArgument(
+          `overlap_seconds must be between 0 and ${SECRET_OVERLAP_DEFAULT_SECONDS}`,
+        );
       }
-      return rows;
+      const secret = generateWebhookSecret();
+      const webhook = await sql.transaction(async (tx) => {
+        const { rows } = await tx.query<WebhookRecord>(
+          `UPDATE broker_webhooks
+              SET previous_secret_enc = CASE WHEN $4 > 0 THEN secret_enc END,
+                  previous_secret_expires_at =
+                    CASE WHEN $4 > 0 THEN now() + make_interval(secs => $4) END,
+                  secret_enc = $2, secret_fingerprint = $3, updated_at = now()
+            WHERE id = $1 RETURNING *`,
+          [id, vault.seal(secret, webhookSecretAad(id)), secretFingerprint(secret), overlap],
+        );
+        if (!rows[0]) throw webhookNotFound(id);
+        await writeAuditEvent(tx, {
+          eventType: "webhook.secret_rotated",
+          resourceId: id,
+          caller,
+          data: {
+            webhook_id: id,
+            secret_fingerprint: rows[0].secret_fingerprint,
+            overlap_seconds: overlap,
+          },
+        });
+        return rows[0];
+      });
+      return { webhook, secret };
+    },
+
+    async redeliver(id, deliveryId, caller) {
+      return sql.transaction(async (tx) => {
+        const { rows: found } = await tx.query<{ status: string }>(
+          `SELECT status FROM broker_webhook_deliveries WHERE id = $1 AND webhook_id = $2
+             FOR UPDATE`,
+          [deliveryId, id],
+        );
+        if (!found[0]) throw deliveryNotFound(id, deliveryId);
+        if (found[0].status !== "failed") {
+          throw new AtriumError(
+            Code.FailedPrecondition,
+            `delivery ${deliveryId} is ${found[0].status}; only a failed delivery is redelivered`,
+          );
+        }
+        await tx.query(
+          `UPDATE broker_webhook_deliveries
+              SET status = 'pending', next_attempt_at = now(), redelivered_at = now(),
+                  lease_owner = NULL, lease_until = NULL
+            WHERE id = $1`,
+          [deliveryId],
+        );
+        await writeAuditEvent(tx, {
+          eventType: "webhook.redelivered",
+          resourceId: id,
+          caller,
+          data: { webhook_id: id, delivery_id: deliveryId },
+        });
+        const { rows } = await tx.query<WebhookDeliveryRecord>(`${DELIVERY_SELECT} AND d.id = $3`, [
+          id,
+          null,
+          deliveryId,
+        ]);
+        return withAttemptDates(rows)[0];
+      });
     },
   };
 }

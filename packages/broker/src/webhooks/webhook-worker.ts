@@ -1,6 +1,8 @@
 import { createPeriodicPass, type Logger, type Sql } from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
+import { createAddressVetter } from "./webhook-address.js";
+import { postWebhook } from "./webhook-request.js";
 import { signWebhook } from "./webhook-signature.js";
 import { openWebhookKey } from "./webhook-store.js";
 
@@ -12,7 +14,12 @@ export interface WebhookWorkerOptions {
   instanceId: string;
   settings: Pick<
     WebhookSettings,
-    "pollMs" | "timeoutMs" | "retryBaseMs" | "retryWindowSeconds" | "batchSize"
+    | "pollMs"
+    | "timeoutMs"
+    | "retryBaseMs"
+    | "retryWindowSeconds"
+    | "batchSize"
+    | "allowHttpLoopback"
   >;
 }
 
@@ -38,6 +45,8 @@ interface ClaimedDelivery {
   attempts: number;
   url: string;
   secret_enc: string;
+  /** Set while a rotated-out secret is still valid. */
+  previous_secret_enc: string | null;
 }
 
 const MAX_RETRY_DELAY_MS = 6 * 3600_000;
@@ -55,8 +64,17 @@ export function retryDelayMs(attempt: number, baseMs: number, random = Math.rand
 /** Why an attempt failed, in words that name neither the URL nor the secret. */
 function failureText(error: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timed out after ${timeoutMs} ms`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? "request failed";
+  return (error as { code?: string }).code ?? (error as Error).message ?? "request failed";
+}
+
+/** The promise, or the signal's reason once it aborts first (a DNS lookup cannot be cut). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /**
@@ -70,6 +88,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   // Longer than any attempt, so a live instance never loses a lease it still uses.
   const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
   let abort = new AbortController();
+  const vetAddresses = createAddressVetter({ allowLoopback: settings.allowHttpLoopback });
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const { rows } = await sql.query<ClaimedDelivery>(
@@ -85,7 +104,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
           SET lease_owner = $1, lease_until = now() + make_interval(secs => $2)
          FROM due, broker_webhooks w
         WHERE d.id = due.id AND w.id = d.webhook_id
-       RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc`,
+       RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc,
+                 CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_enc END
+                   AS previous_secret_enc`,
       [options.instanceId, leaseSeconds, settings.batchSize],
     );
     return rows;
@@ -112,7 +133,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
             SET attempts = $3, last_error = $4, lease_owner = NULL, lease_until = NULL,
                 status = CASE
                   WHEN $5 THEN 'delivered'
-                  WHEN now() + make_interval(secs => $6) > created_at + make_interval(secs => $7)
+                  WHEN now() + make_interval(secs => $6)
+                       > COALESCE(redelivered_at, created_at) + make_interval(secs => $7)
                     THEN 'failed'
                   ELSE 'pending' END,
                 delivered_at = CASE WHEN $5 THEN now() END,
@@ -142,9 +164,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
 
   async function send(delivery: ClaimedDelivery, result: WebhookPassResult): Promise<void> {
     const stop = abort.signal;
-    let key: Buffer;
+    let keys: Buffer[];
     try {
-      key = openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc);
+      keys = [openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc)];
     } catch (error) {
       // Counted as a failed attempt so the row is retried (a key may come back) and then failed.
       logger.error(
@@ -160,6 +182,17 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
       });
       return;
     }
+    if (delivery.previous_secret_enc) {
+      try {
+        keys.push(openWebhookKey(options.vault, delivery.webhook_id, delivery.previous_secret_enc));
+      } catch (error) {
+        // The current secret still signs: receivers already on it verify.
+        logger.error(
+          { webhookId: delivery.webhook_id, err: error },
+          "rotated-out webhook secret cannot be opened; signing with the current one only",
+        );
+      }
+    }
     const timestamp = Math.floor(Date.now() / 1000);
     const at = new Date();
     const started = performance.now();
@@ -167,23 +200,26 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     let statusCode = 0;
     let error = "";
     try {
-      const response = await fetch(delivery.url, {
-        method: "POST",
+      const signal = AbortSignal.any([timeout, stop]);
+      const host = new URL(delivery.url).hostname;
+      const addresses = await abortable(vetAddresses(host), signal);
+      statusCode = await postWebhook({
+        url: delivery.url,
         headers: {
           "content-type": "application/json",
           "user-agent": "atrium-broker-webhooks",
           "webhook-id": delivery.id,
           "webhook-timestamp": String(timestamp),
-          "webhook-signature": signWebhook(key, delivery.id, timestamp, delivery.body),
+          // During a rotation's overlap one signature per secret, space-separated (Standard
+          // Webhooks), so receivers still on the previous secret verify too.
+          "webhook-signature": keys
+            .map((key) => signWebhook(key, delivery.id, timestamp, delivery.body))
+            .join(" "),
         },
         body: delivery.body,
-        // A redirect is a failed attempt: following it would send the event somewhere unvetted.
-        redirect: "manual",
-        signal: AbortSignal.any([timeout, stop]),
+        addresses,
+        signal,
       });
-      statusCode = response.status;
-      // The answer is never read: only its status counts, so its size cannot matter.
-      await response.body?.cancel();
       if (statusCode < 200 || statusCode >= 300) {
         error =
           statusCode >= 300 && statusCode < 400

@@ -14,6 +14,8 @@ type WebhookMethods = Pick<
   | "updateWebhook"
   | "deleteWebhook"
   | "listWebhookDeliveries"
+  | "rotateWebhookSecret"
+  | "redeliverWebhook"
 >;
 
 /**
@@ -83,6 +85,23 @@ export function createWebhookHandlers(
         result,
         gatewayV1.ListWebhookDeliveriesResponseSchema,
       );
+    },
+    async rotateWebhookSecret(request, context) {
+      allowed();
+      return webhook(
+        await broker.rotateWebhookSecret(
+          { id: request.id, overlapSeconds: request.overlapSeconds },
+          brokerCall(context),
+        ),
+      );
+    },
+    async redeliverWebhook(request, context) {
+      allowed();
+      const result = await broker.redeliverWebhook(
+        { id: request.id, deliveryId: request.deliveryId },
+        brokerCall(context),
+      );
+      return bridge(brokerV1.WebhookDeliverySchema, result, gatewayV1.WebhookDeliverySchema);
     },
   };
 }
