@@ -96,6 +96,7 @@ try {
       calls: xs.length,
       p50: round(percentile(xs, 50)),
       p95: round(percentile(xs, 95)),
+      p99: round(percentile(xs, 99)),
     };
   });
   console.table(rows);
