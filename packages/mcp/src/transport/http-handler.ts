@@ -156,10 +156,10 @@ export function createMcpHttpHandler(): McpHttpHandler {
  * wrapper, whose generic Node-to-Fetch bridge costs more than the rest of a call.
  */
 function webRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  // The raw header pairs as received: cheaper to hand over than Node's parsed header object.
+  const headers: [string, string][] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   return new Request(new URL(req.url ?? "/mcp", "http://mcp.invalid"), {
     method: req.method,
