@@ -57,10 +57,11 @@ function toolCallProblem(message: JsonRpcLike): string | undefined {
 /**
  * Streamable HTTP in stateless mode: every POST gets its own transport and, for its duration, a
  * server of its own (an idle one from the pool, which holds no caller's data), so any gateway
- * instance can answer any request and nothing of a caller is kept between requests. What stateless
- * mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a later POST, at
- * another server): this handler keeps the calls in flight on this instance and aborts the matching one,
- * and a client that closes the response stream aborts its calls too.
+ * instance can answer any request and nothing of a caller is kept between requests. What
+ * stateless mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a
+ * later POST, at another server): this handler keeps the calls in flight on this instance and
+ * aborts the matching one, and a client that closes the response stream aborts its calls too.
+ * These aborts are also what stops a call whose server has since moved on to another request.
  */
 export function createMcpHttpHandler(): McpHttpHandler {
   const servers = createServerPool({ maxIdle: 32 });
@@ -136,7 +137,9 @@ export function createMcpHttpHandler(): McpHttpHandler {
         // Closing the transport ends the server's part in this request (its handlers are
         // aborted and their answers go nowhere), so the server can take the next one.
         server.close().then(
-          () => reusable && servers.release(serverOptions, server),
+          () => {
+            if (reusable) servers.release(serverOptions, server);
+          },
           () => undefined,
         );
       });
