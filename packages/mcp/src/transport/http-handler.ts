@@ -61,7 +61,8 @@ function toolCallProblem(message: JsonRpcLike): string | undefined {
  * stateless mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a
  * later POST, at another server): this handler keeps the calls in flight on this instance and
  * aborts the matching one, and a client that closes the response stream aborts its calls too.
- * These aborts are also what stops a call whose server has since moved on to another request.
+ * These aborts do not rely on the SDK's, which on a reused server are tracked by JSON-RPC id only
+ * (a late handler of an earlier request, ending, can drop the entry of a later one with its id).
  */
 export function createMcpHttpHandler(): McpHttpHandler {
   const servers = createServerPool({ maxIdle: 32 });
