@@ -56,16 +56,14 @@ function toolCallProblem(message: JsonRpcLike): string | undefined {
 
 /**
  * Streamable HTTP in stateless mode: every POST gets its own transport and, for its duration, a
- * server of its own (an idle one from the pool, which holds no caller's data), so any gateway
- * instance can answer any request and nothing of a caller is kept between requests. What
- * stateless mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a
- * later POST, at another server): this handler keeps the calls in flight on this instance and
- * aborts the matching one, and a client that closes the response stream aborts its calls too.
- * These aborts do not rely on the SDK's, which on a reused server are tracked by JSON-RPC id only
- * (a late handler of an earlier request, ending, can drop the entry of a later one with its id).
+ * server of its own (one the same caller left idle, or a new one; a server holds no request's
+ * data), so any gateway instance can answer any request and no session is kept. What stateless
+ * mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a later POST,
+ * at another server): this handler keeps the calls in flight on this instance and aborts the
+ * matching one, and a client that closes the response stream aborts its calls too.
  */
 export function createMcpHttpHandler(): McpHttpHandler {
-  const servers = createServerPool({ maxIdle: 32 });
+  const servers = createServerPool({ maxIdlePerCaller: 4, maxCallers: 256 });
   const inFlight = new Map<string, AbortController>();
   const keyOf = (callerKey: string, id: string | number) =>
     `${callerKey}\u0000${JSON.stringify(id)}`;
@@ -117,9 +115,9 @@ export function createMcpHttpHandler(): McpHttpHandler {
         cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
       };
       const serverOptions = { limits: call.context.limits };
-      const server = servers.acquire(serverOptions);
+      const server = servers.acquire(call.callerKey, serverOptions);
       // A server that saw initialize holds that client's capabilities; it is not handed on.
-      const reusable = !messages.some((message) => message?.method === "initialize");
+      const initializes = messages.some((message) => message?.method === "initialize");
       // A call that asked for progress is answered as an SSE stream so its notifications can go
       // first; any other is one JSON body, which spares both sides the stream's framing.
       const wantsProgress = messages.some(
@@ -135,11 +133,13 @@ export function createMcpHttpHandler(): McpHttpHandler {
           // Two clients of one key may reuse an id; only this request's entry is removed.
           if (inFlight.get(key) === controller) inFlight.delete(key);
         }
-        // Closing the transport ends the server's part in this request (its handlers are
-        // aborted and their answers go nowhere), so the server can take the next one.
+        // A finished answer means every handler of the request has returned, so the server can
+        // take the caller's next request; one the client left may still run a handler, and
+        // is dropped once closed (its handlers are aborted and their answers go nowhere).
+        const reusable = res.writableFinished && !initializes;
         server.close().then(
           () => {
-            if (reusable) servers.release(serverOptions, server);
+            if (reusable) servers.release(call.callerKey, serverOptions, server);
           },
           () => undefined,
         );

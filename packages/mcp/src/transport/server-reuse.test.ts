@@ -44,10 +44,9 @@ before(async () => {
     if (req.method !== "POST") return res.writeHead(405, { allow: "POST" }).end();
     let text = "";
     for await (const chunk of req) text += chunk;
-    const caller = String(req.headers["x-caller"]);
     await handler.handle(req, res, JSON.parse(text), {
-      callerKey: caller,
-      context: contextFor(caller),
+      callerKey: String(req.headers["x-caller"]),
+      context: contextFor(String(req.headers["x-user"])),
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -59,10 +58,13 @@ after(() => {
   server.close();
 });
 
-const connect = async (caller: string) => {
+/** A client of a key (the caller) whose requests the test server gives the scope of `user`. */
+const connect = async (caller: string, user = caller) => {
   const client = new Client({ name: caller, version: "1" });
   await client.connect(
-    new StreamableHTTPClientTransport(url, { requestInit: { headers: { "x-caller": caller } } }),
+    new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: { "x-caller": caller, "x-user": user } },
+    }),
   );
   return client;
 };
@@ -78,26 +80,27 @@ const recalled = async (client: Client, signal?: AbortSignal) => {
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 10));
 
-test("servers answering one key after another give each key its own scope", async () => {
-  const [alice, bob] = [await connect("alice"), await connect("bob")];
+test("a server answering a key's requests one after another gives each request its own scope", async () => {
+  // One key, the scope differing per request: what a server kept from a request would show.
+  const [forAlice, forBob] = [await connect("key-1", "alice"), await connect("key-1", "bob")];
   try {
     for (let i = 0; i < 6; i++) {
-      assert.deepEqual(await recalled(alice), ["note of alice"]);
+      assert.deepEqual(await recalled(forAlice), ["note of alice"]);
       // The request is over once its stream closes; then its server is free for the next one.
       await settle();
-      assert.deepEqual(await recalled(bob), ["note of bob"]);
+      assert.deepEqual(await recalled(forBob), ["note of bob"]);
       await settle();
     }
     const together = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => recalled(i % 2 === 0 ? alice : bob)),
+      Array.from({ length: 10 }, (_, i) => recalled(i % 2 === 0 ? forAlice : forBob)),
     );
     assert.deepEqual(
       together,
       Array.from({ length: 10 }, (_, i) => [`note of ${i % 2 === 0 ? "alice" : "bob"}`]),
     );
   } finally {
-    await alice.close();
-    await bob.close();
+    await forAlice.close();
+    await forBob.close();
   }
 });
 
@@ -111,7 +114,7 @@ test("a call still running after its client left answers no one else", async () 
     leaving.abort("alice left");
     await assert.rejects(abandoned, /alice left/);
     await settle();
-    // Bob's request may be served by the server alice's request had; her search ends meanwhile.
+    // Alice's search ends while bob's request runs.
     holding.delete("alice");
     const bobs = recalled(bob);
     held.get("alice")?.();
