@@ -59,9 +59,16 @@ export async function startMemoryOnPostgres(env: Record<string, string> = {}) {
   };
 }
 
-/** Runs a bench `serve-*.ts` script in its own process; it prints its URLs as one JSON line. */
-export async function startServiceProcess<Urls>(script: URL, env: Record<string, string>) {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(script)], {
+/**
+ * Runs a bench `serve-*.ts` script in its own process; it prints its URLs as one JSON line.
+ * `nodeArgs` go before the script (Node refuses `--cpu-prof` in NODE_OPTIONS).
+ */
+export async function startServiceProcess<Urls>(
+  script: URL,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+) {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", fileURLToPath(script)], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });

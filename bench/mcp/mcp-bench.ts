@@ -10,6 +10,7 @@
 //
 //   node --conditions=atrium-source --import tsx bench/mcp/mcp-bench.ts   (needs PostgreSQL)
 //   BENCH_CALLS=300 (default)
+//   BENCH_GATEWAY_PROFILE=DIR   the gateway process writes a --cpu-prof profile into DIR
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,6 +36,9 @@ const stack = await startMcpStack({ logLevel: "info", memoryUrl: memory.urls.res
 const gateway = await startServiceProcess<{ rest: string }>(
   new URL("serve-gateway.ts", import.meta.url),
   stack.gatewayEnv,
+  process.env.BENCH_GATEWAY_PROFILE
+    ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_GATEWAY_PROFILE}`]
+    : [],
 );
 const client = new Client({ name: "mcp-bench", version: "1.0.0" });
 try {
@@ -92,6 +96,7 @@ try {
       calls: xs.length,
       p50: round(percentile(xs, 50)),
       p95: round(percentile(xs, 95)),
+      p99: round(percentile(xs, 99)),
     };
   });
   console.table(rows);

@@ -5,12 +5,15 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { registerResources } from "./resources.js";
-import type { ToolContext } from "./tool-context.js";
+import type { HttpRequestLimits } from "./tool-context.js";
 import { registerAskTool } from "./tools/ask.js";
 import { registerHttpRequestTool } from "./tools/http-request.js";
 import { registerMemoryTools } from "./tools/memory-tools.js";
 
-export type AtriumMcpServerOptions = ToolContext;
+export interface AtriumMcpServerOptions {
+  /** The only setting a server is built with (the tool descriptions state them). */
+  limits: HttpRequestLimits;
+}
 
 const instructions =
   "Atrium gives you the user's long-term memory (context at the start, recall before answering, " +
@@ -30,10 +33,10 @@ function buildServer(options: AtriumMcpServerOptions): McpServer {
     { name: "atrium", title: "Atrium", version: sdkVersion },
     { capabilities: { tools: {}, resources: {} }, instructions, jsonSchemaValidator },
   );
-  registerMemoryTools(server, options);
-  registerAskTool(server, options);
-  registerHttpRequestTool(server, options);
-  registerResources(server, options);
+  registerMemoryTools(server);
+  registerAskTool(server);
+  registerHttpRequestTool(server, options.limits);
+  registerResources(server);
   return server;
 }
 
@@ -68,7 +71,11 @@ function toolListOf(options: AtriumMcpServerOptions): Promise<ListToolsResult> {
   return list;
 }
 
-/** One MCP server for one caller's scope. Cheap: built per HTTP request in stateless mode. */
+/**
+ * One MCP server; it holds no caller's data: every handler takes the scope and backends of the
+ * request it answers from the request's auth info (see `authInfoFor`), so a server can answer one
+ * caller's request after another's.
+ */
 export function createAtriumMcpServer(options: AtriumMcpServerOptions): McpServer {
   const server = buildServer(options);
   server.server.setRequestHandler(ListToolsRequestSchema, () => toolListOf(options));

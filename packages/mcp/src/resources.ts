@@ -1,7 +1,7 @@
 import { AtriumHttpError } from "@atrium/sdk";
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolContext } from "./tool-context.js";
+import { contextOf, type ToolContext } from "./tool-context.js";
 import { McpToolError } from "./tool-result.js";
 import { workflowPrefix } from "./tools/ask.js";
 
@@ -40,7 +40,7 @@ const one = (value: string | string[]) => (Array.isArray(value) ? value[0] : val
  * Resources: the user's recent dialogue pages (summarized conversations) and the trace history of
  * a step that ask ran for this scope.
  */
-export function registerResources(server: McpServer, context: ToolContext): void {
+export function registerResources(server: McpServer): void {
   server.registerResource(
     "recent-dialogue-pages",
     "atrium://memory/dialogue-pages",
@@ -50,8 +50,9 @@ export function registerResources(server: McpServer, context: ToolContext): void
         "The user's most recent summarized conversations (dialogue pages): id, topic, summary, timestamp.",
       mimeType: "application/json",
     },
-    (uri) =>
-      readGuarded(context, uri, async () => {
+    (uri, extra) => {
+      const context = contextOf(extra);
+      return readGuarded(context, uri, async () => {
         const window = await context.sessions.withSession(context.scope, (id) =>
           context.memory.getContext(id, { limit: 1 }),
         );
@@ -63,7 +64,8 @@ export function registerResources(server: McpServer, context: ToolContext): void
             timestamp,
           })),
         });
-      }),
+      });
+    },
   );
 
   server.registerResource(
@@ -75,8 +77,9 @@ export function registerResources(server: McpServer, context: ToolContext): void
         "Every trace event (thinking, tool calls, LLM calls, step_complete) of one step that ask ran; ask returns this URI.",
       mimeType: "application/json",
     },
-    (uri, variables) =>
-      readGuarded(context, uri, async () => {
+    (uri, variables, extra) => {
+      const context = contextOf(extra);
+      return readGuarded(context, uri, async () => {
         const workflowId = one(variables.workflow_id);
         const stepId = one(variables.step_id);
         // Only workflows this scope started: trace ids are not secrets, scopes are.
@@ -84,6 +87,7 @@ export function registerResources(server: McpServer, context: ToolContext): void
           throw new McpToolError(`No trace of workflow ${workflowId} for this key.`);
         }
         return json(uri, { events: await context.chat.history(workflowId, stepId) });
-      }),
+      });
+    },
   );
 }

@@ -1,4 +1,5 @@
 import type { ChatClient, GatewayClient, MemoryClient } from "@atrium/sdk";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { MemorySessions } from "./memory-sessions.js";
 import type { McpScope } from "./scope.js";
 
@@ -27,8 +28,11 @@ export interface ToolContext {
   memory: MemoryClient;
   sessions: MemorySessions;
   chat: ChatClient;
-  /** Acts with the caller's own gateway key; its fetchers inject connection credentials. */
-  gateway: GatewayClient;
+  /**
+   * Acts with the caller's own gateway key; its fetchers inject connection credentials. A
+   * function so that the client is built only for the calls that use it, not for every request.
+   */
+  gateway(): GatewayClient;
   /** The provider's api_base_url of a connection of the workspace (404 for any other). */
   apiBaseUrl(connectionId: string, workspaceId: string, signal?: AbortSignal): Promise<string>;
   limits: HttpRequestLimits;
@@ -47,4 +51,24 @@ export function callSignal(
 ): AbortSignal {
   const other = context.cancelled(extra.requestId);
   return other ? AbortSignal.any([extra.signal, other]) : extra.signal;
+}
+
+/** Where a request's tool context travels: its auth info, which the SDK hands to every handler. */
+const contextKey = "atriumToolContext";
+
+/**
+ * The auth info a transport passes with one request's messages. The context rides in the SDK's
+ * per-request `extra` rather than in the server, so one server (reused between requests) never
+ * holds a caller's scope: every handler reads the scope of the request it is answering.
+ */
+export function authInfoFor(callerKey: string, context: ToolContext): AuthInfo {
+  return { token: "", clientId: callerKey, scopes: [], extra: { [contextKey]: context } };
+}
+
+/** The tool context of the request a handler is answering (see `authInfoFor`). */
+export function contextOf(extra: { authInfo?: AuthInfo }): ToolContext {
+  const context = extra.authInfo?.extra?.[contextKey] as ToolContext | undefined;
+  // Only a transport that skipped authInfoFor gets here: a wiring mistake, never a caller's.
+  if (context === undefined) throw new Error("MCP request without an Atrium tool context");
+  return context;
 }

@@ -9,11 +9,18 @@ import {
   parseScopeDirectory,
   type ScopeDirectory,
 } from "@atrium/mcp";
-import { createChatClient, createGatewayClient, createMemoryClient, sdkVersion } from "@atrium/sdk";
+import {
+  createChatClient,
+  createGatewayClient,
+  createMemoryClient,
+  type GatewayClient,
+  sdkVersion,
+} from "@atrium/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { keyRejection } from "../access/key-guard.js";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { McpConfig } from "../config/gateway-config.js";
+import { createAgentFetch } from "./agent-fetch.js";
 import { inProcessBaseUrl, inProcessFetch } from "./in-process-fetch.js";
 import { createMcpOAuth, protectedResourcePath } from "./mcp-oauth.js";
 
@@ -74,7 +81,13 @@ export function configureMcpRoute(
     config.oauth && options.oauth
       ? { ...createMcpOAuth(config.oauth, options.oauth.publicOrigin), ...options.oauth }
       : undefined;
-  const memory = createMemoryClient({ baseUrl: config.memoryUrl, apiKey: config.memoryApiKey });
+  const memoryFetch = createAgentFetch();
+  app.addHook("onClose", async () => memoryFetch.close());
+  const memory = createMemoryClient({
+    baseUrl: config.memoryUrl,
+    apiKey: config.memoryApiKey,
+    fetch: memoryFetch.fetch,
+  });
   const chat = createChatClient({
     baseUrl: config.chatUrl,
     headers: config.chatApiKey ? { "x-api-key": config.chatApiKey } : undefined,
@@ -170,14 +183,18 @@ export function configureMcpRoute(
   app.post("/mcp", async (request, reply) => {
     const { scope, gatewayKey, callerKey } = await authenticate(request, reply);
     const clientAgent = request.headers["user-agent"] ?? "unknown";
-    const gateway = createGatewayClient({
-      baseUrl: inProcessBaseUrl,
-      apiKey: gatewayKey,
-      fetch: inProcessFetch(app, {
-        remoteAddress: requestCallerAddress(request),
-        userAgent: `atrium-mcp/${sdkVersion} (${clientAgent})`,
-      }),
-    });
+    let gatewayClient: GatewayClient | undefined;
+    const gateway = () => {
+      gatewayClient ??= createGatewayClient({
+        baseUrl: inProcessBaseUrl,
+        apiKey: gatewayKey,
+        fetch: inProcessFetch(app, {
+          remoteAddress: requestCallerAddress(request),
+          userAgent: `atrium-mcp/${sdkVersion} (${clientAgent})`,
+        }),
+      });
+      return gatewayClient;
+    };
     reply.hijack();
     await handler.handle(request.raw, reply.raw, request.body, {
       callerKey,

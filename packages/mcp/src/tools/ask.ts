@@ -3,7 +3,7 @@ import type { TraceEvent } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { scopeTag } from "../scope.js";
-import { callSignal, type ToolContext } from "../tool-context.js";
+import { callSignal, contextOf, type ToolContext } from "../tool-context.js";
 import { guarded, McpToolError, toolResult } from "../tool-result.js";
 
 /**
@@ -47,7 +47,7 @@ const askOutput = {
  * stream and sent as progress notifications in order; cancelling the MCP request aborts the POST,
  * which stops the kernel, and the step's trace ends with its cancelled outcome.
  */
-export function registerAskTool(server: McpServer, context: ToolContext): void {
+export function registerAskTool(server: McpServer): void {
   server.registerTool(
     "ask",
     {
@@ -63,8 +63,9 @@ export function registerAskTool(server: McpServer, context: ToolContext): void {
       outputSchema: askOutput,
       annotations: { openWorldHint: true },
     },
-    (args, extra) =>
-      guarded("ask", context.onError, async () => {
+    (args, extra) => {
+      const context = contextOf(extra);
+      return guarded("ask", context.onError, async () => {
         const signal = callSignal(context, extra);
         const workflowId = `${workflowPrefix(context)}${randomBytes(6).toString("hex")}`;
         const progressToken = extra._meta?.progressToken;
@@ -124,6 +125,7 @@ export function registerAskTool(server: McpServer, context: ToolContext): void {
         } finally {
           following.abort();
         }
-      }),
+      });
+    },
   );
 }

@@ -1,7 +1,12 @@
 import type { ConnectionToken } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import { type CredentialedCallRecord, callSignal, type ToolContext } from "../tool-context.js";
+import {
+  type CredentialedCallRecord,
+  callSignal,
+  contextOf,
+  type HttpRequestLimits,
+} from "../tool-context.js";
 import { guarded, McpToolError, toolResult } from "../tool-result.js";
 import { type CredentialedResponse, credentialedFetch } from "./credentialed-fetch.js";
 
@@ -55,8 +60,7 @@ const httpRequestOutput = {
  * http_request: a call to a connected account's API with the credential injected by the SDK's
  * strategies (createFetcher), so the model names a connection and never holds a token.
  */
-export function registerHttpRequestTool(server: McpServer, context: ToolContext): void {
-  const { limits } = context;
+export function registerHttpRequestTool(server: McpServer, limits: HttpRequestLimits): void {
   server.registerTool(
     "http_request",
     {
@@ -74,8 +78,9 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
       outputSchema: httpRequestOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
     },
-    (args, extra) =>
-      guarded("http_request", context.onError, async () => {
+    (args, extra) => {
+      const context = contextOf(extra);
+      return guarded("http_request", context.onError, async () => {
         const signal = callSignal(context, extra);
         const workspaceId = context.scope.workspaceId;
         const record = (outcome: CredentialedCallRecord["outcome"]) =>
@@ -88,7 +93,7 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
         let response: CredentialedResponse;
         try {
           const apiBaseUrl = await context.apiBaseUrl(args.connection_id, workspaceId, signal);
-          const fetcher = context.gateway.createFetcher(args.connection_id, { workspaceId });
+          const fetcher = context.gateway().createFetcher(args.connection_id, { workspaceId });
           response = await credentialedFetch(
             fetcher,
             apiBaseUrl,
@@ -107,8 +112,9 @@ export function registerHttpRequestTool(server: McpServer, context: ToolContext)
         }
         record(response.status);
         // The fetcher has just fetched the token, so this is answered from the client's cache.
-        const token = await context.gateway.getToken(args.connection_id, { workspaceId, signal });
+        const token = await context.gateway().getToken(args.connection_id, { workspaceId, signal });
         return toolResult({ ...redact(response, secretsOf(token)) });
-      }),
+      });
+    },
   );
 }

@@ -1,6 +1,6 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
-import type { ToolContext } from "../tool-context.js";
+import { contextOf } from "../tool-context.js";
 import { guarded, McpToolError, toolResult } from "../tool-result.js";
 
 const metadata = z
@@ -83,9 +83,7 @@ const contextOutput = {
 };
 
 /** remember, recall and context: the user's memory, always in the scope of the caller's key. */
-export function registerMemoryTools(server: McpServer, context: ToolContext): void {
-  const { scope, memory, sessions } = context;
-
+export function registerMemoryTools(server: McpServer): void {
   server.registerTool(
     "remember",
     {
@@ -99,8 +97,9 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       outputSchema: rememberOutput,
       annotations: { destructiveHint: false, idempotentHint: false, openWorldHint: false },
     },
-    (args) =>
-      guarded("remember", context.onError, async () => {
+    (args, extra) => {
+      const { scope, memory, sessions, onError } = contextOf(extra);
+      return guarded("remember", onError, async () => {
         if ((args.user_message === undefined) === (args.note === undefined)) {
           throw new McpToolError("remember needs exactly one of user_message or note.");
         }
@@ -128,7 +127,8 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
           }),
         );
         return toolResult({ stored: true, kind: "interaction" });
-      }),
+      });
+    },
   );
 
   server.registerTool(
@@ -146,13 +146,15 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       outputSchema: recallOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (args) =>
-      guarded("recall", context.onError, async () => {
+    (args, extra) => {
+      const { scope, memory, sessions, onError } = contextOf(extra);
+      return guarded("recall", onError, async () => {
         const results = await sessions.withSession(scope, (id) =>
           memory.search(id, { query: args.query, limit: args.limit ?? 10, filter: args.filter }),
         );
         return toolResult({ results });
-      }),
+      });
+    },
   );
 
   server.registerTool(
@@ -169,8 +171,9 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
       outputSchema: contextOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    (args) =>
-      guarded("context", context.onError, async () => {
+    (args, extra) => {
+      const { scope, memory, sessions, onError } = contextOf(extra);
+      return guarded("context", onError, async () => {
         const window = await sessions.withSession(scope, (id) =>
           memory.getContext(id, { limit: args.limit, query: args.query }),
         );
@@ -188,6 +191,7 @@ export function registerMemoryTools(server: McpServer, context: ToolContext): vo
             timestamp,
           })),
         });
-      }),
+      });
+    },
   );
 }

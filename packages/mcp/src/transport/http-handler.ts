@@ -2,8 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { createAtriumMcpServer } from "../create-mcp-server.js";
-import type { ToolContext } from "../tool-context.js";
+import { createServerPool } from "../server-pool.js";
+import { authInfoFor, type ToolContext } from "../tool-context.js";
 
 export interface McpHttpCall {
   /** The tool context of this caller (its scope and backends acting with its key). */
@@ -55,13 +55,15 @@ function toolCallProblem(message: JsonRpcLike): string | undefined {
 }
 
 /**
- * Streamable HTTP in stateless mode: every POST gets its own server and transport, so any gateway
- * instance can answer any request and nothing is kept between requests. What stateless mode loses
- * is the SDK's own routing of `notifications/cancelled` (it arrives in a later POST, at a fresh
- * server): this handler keeps the calls in flight on this instance and aborts the matching one,
- * and a client that closes the response stream aborts its calls too.
+ * Streamable HTTP in stateless mode: every POST gets its own transport and, for its duration, a
+ * server of its own (one the same caller left idle, or a new one; a server holds no request's
+ * data), so any gateway instance can answer any request and no session is kept. What stateless
+ * mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a later POST,
+ * at another server): this handler keeps the calls in flight on this instance and aborts the
+ * matching one, and a client that closes the response stream aborts its calls too.
  */
 export function createMcpHttpHandler(): McpHttpHandler {
+  const servers = createServerPool({ maxIdlePerCaller: 4, maxCallers: 256 });
   const inFlight = new Map<string, AbortController>();
   const keyOf = (callerKey: string, id: string | number) =>
     `${callerKey}\u0000${JSON.stringify(id)}`;
@@ -108,10 +110,14 @@ export function createMcpHttpHandler(): McpHttpHandler {
           mine.push([key, controller]);
         }
       }
-      const server = createAtriumMcpServer({
+      const context: ToolContext = {
         ...call.context,
         cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
-      });
+      };
+      const serverOptions = { limits: call.context.limits };
+      const server = servers.acquire(call.callerKey, serverOptions);
+      // A server that saw initialize holds that client's capabilities; it is not handed on.
+      const initializes = messages.some((message) => message?.method === "initialize");
       // A call that asked for progress is answered as an SSE stream so its notifications can go
       // first; any other is one JSON body, which spares both sides the stream's framing.
       const wantsProgress = messages.some(
@@ -127,11 +133,22 @@ export function createMcpHttpHandler(): McpHttpHandler {
           // Two clients of one key may reuse an id; only this request's entry is removed.
           if (inFlight.get(key) === controller) inFlight.delete(key);
         }
-        void transport.close();
-        void server.close();
+        // A finished answer means every handler of the request has returned, so the server can
+        // take the caller's next request; one the client left may still run a handler, and
+        // is dropped once closed (its handlers are aborted and their answers go nowhere).
+        const reusable = res.writableFinished && !initializes;
+        server.close().then(
+          () => {
+            if (reusable) servers.release(call.callerKey, serverOptions, server);
+          },
+          () => undefined,
+        );
       });
       await server.connect(transport);
-      const answer = await transport.handleRequest(webRequest(req), { parsedBody: body });
+      const answer = await transport.handleRequest(webRequest(req), {
+        parsedBody: body,
+        authInfo: authInfoFor(call.callerKey, context),
+      });
       await writeAnswer(answer, res);
     },
   };
@@ -143,10 +160,10 @@ export function createMcpHttpHandler(): McpHttpHandler {
  * wrapper, whose generic Node-to-Fetch bridge costs more than the rest of a call.
  */
 function webRequest(req: IncomingMessage): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  // The raw header pairs as received: cheaper to hand over than Node's parsed header object.
+  const headers: [string, string][] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
   }
   return new Request(new URL(req.url ?? "/mcp", "http://mcp.invalid"), {
     method: req.method,

@@ -1,0 +1,76 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { FetchLike } from "@atrium/sdk";
+
+export interface AgentFetch {
+  fetch: FetchLike;
+  /** Closes the kept-alive sockets (at shutdown). */
+  close(): void;
+}
+
+/**
+ * A fetch over node:http with kept-alive sockets, for the gateway's calls to the memory service
+ * on every MCP tool call. The built-in fetch costs about half a millisecond more per call (its
+ * Request, body stream and Response machinery), which the MCP overhead goal cannot afford; the
+ * request line, headers and body go out in one write here. Only what the SDK's JSON client uses
+ * is supported: a string body and a whole (not streamed) answer.
+ */
+export function createAgentFetch(): AgentFetch {
+  const agents = {
+    "http:": new HttpAgent({ keepAlive: true }),
+    "https:": new HttpsAgent({ keepAlive: true }),
+  };
+
+  const fetch: FetchLike = (input, init = {}) => {
+    const url = input instanceof Request ? new URL(input.url) : new URL(input);
+    if (input instanceof Request || (init.body != null && typeof init.body !== "string")) {
+      return Promise.reject(new TypeError("agent fetch takes a URL and a string body"));
+    }
+    const protocol = url.protocol as keyof typeof agents;
+    const agent = agents[protocol];
+    if (!agent) return Promise.reject(new TypeError(`agent fetch cannot reach ${url.protocol}`));
+    const headers: Record<string, string> = {};
+    new Headers(init.headers).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const body = init.body ?? undefined;
+    if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+    const send = protocol === "https:" ? httpsRequest : httpRequest;
+    return new Promise<Response>((resolve, reject) => {
+      const request = send(url, {
+        method: init.method ?? "GET",
+        headers,
+        agent,
+        signal: init.signal ?? undefined,
+      });
+      request.on("error", reject);
+      request.on("response", (answer: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+        answer.on("error", reject);
+        answer.on("end", () => {
+          const responseHeaders = new Headers();
+          for (const [name, value] of Object.entries(answer.headers)) {
+            if (value === undefined) continue;
+            for (const item of Array.isArray(value) ? value : [value]) {
+              responseHeaders.append(name, item);
+            }
+          }
+          const status = answer.statusCode ?? 502;
+          const payload = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+          const empty = payload.byteLength === 0 || status === 204 || status === 304;
+          resolve(new Response(empty ? null : payload, { status, headers: responseHeaders }));
+        });
+      });
+      request.end(body);
+    });
+  };
+
+  return {
+    fetch,
+    close() {
+      agents["http:"].destroy();
+      agents["https:"].destroy();
+    },
+  };
+}
