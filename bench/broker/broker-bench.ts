@@ -12,6 +12,7 @@ import { createVault, decodeKey, keyId, sealCredential, startBrokerService } fro
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, sequential, wrkPaced } from "../lib/load.js";
+import { startServiceProcess } from "../lib/service-process.js";
 
 const dueConnections = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
@@ -113,17 +114,23 @@ async function main() {
       );
     }
 
-    // 1. Token retrieval (decrypt + read + audit insert) at a fixed rate, beside references.
+    // 1. Token retrieval (decrypt + read + audit insert) at a fixed rate, beside references, on a
+    // broker in a process of its own, as deployed: in this one the bench's own work (seeding,
+    // the load generators' results, their garbage) would land in the broker's latency.
+    const brokerProcess = await startServiceProcess<{ rest: string }>(
+      new URL("../gateway/broker-process.ts", import.meta.url),
+      { ...env, DATABASE_URL: pg.url },
+    );
     const headers = { "x-api-key": apiKey };
     const pgReference = await sequential(3_000, () => pg.sql.query("SELECT 1"));
     const get = (path: string) =>
-      fetch(`${a.urls.rest}${path}`, { headers }).then((r) => r.arrayBuffer());
+      fetch(`${brokerProcess.urls.rest}${path}`, { headers }).then((r) => r.arrayBuffer());
     const noopSequential = await sequential(2_000, () => get("/health"));
     const retrievalSequential = await sequential(2_000, (i) =>
       get(`/connections/${ids[i % 500]}/token`),
     );
     const noop = await autocannon({
-      url: `${a.urls.rest}/health`,
+      url: `${brokerProcess.urls.rest}/health`,
       connections: 20,
       // Load is generated off the brokers' event loop, so it does not slow down what it measures.
       workers: 1,
@@ -131,7 +138,7 @@ async function main() {
       overallRate: rate,
     });
     const retrieval = await autocannon({
-      url: a.urls.rest,
+      url: brokerProcess.urls.rest,
       connections: 20,
       workers: 1,
       duration: durationS,
@@ -144,9 +151,16 @@ async function main() {
 
     // The same rate paced by wrk (a C generator, off Node's event loops): the latency floor the
     // issue's goal is stated in (p99 at most 5 ms at 1,000 req/s).
+    // The no-op first: after the token runs, PostgreSQL's autovacuum of the new audit rows
+    // competes for the CPU.
     const paths = ids.slice(0, 500).map((id) => `/connections/${id}/token`);
-    const paced = await wrkPaced({ url: a.urls.rest, rate, durationS, headers, paths });
-    const pacedNoop = await wrkPaced({ url: `${a.urls.rest}/health`, rate, durationS: 3 });
+    const pacedNoop = await wrkPaced({
+      url: `${brokerProcess.urls.rest}/health`,
+      rate,
+      durationS: 3,
+    });
+    const paced = await wrkPaced({ url: brokerProcess.urls.rest, rate, durationS, headers, paths });
+    await brokerProcess.stop();
 
     // Every served retrieval has its committed audit row (group commit must not drop any).
     const audited = await pg.sql.query<{ n: number }>(
