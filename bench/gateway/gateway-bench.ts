@@ -12,9 +12,9 @@ const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const tokenCount = 200;
 
-/** CPU time of every PostgreSQL server process on this machine (ms); 0 where none is visible. */
-function postgresCpuMs(): number {
-  let total = 0;
+/** CPU time so far of each PostgreSQL server process on this machine (ms), by pid. */
+function postgresCpuMs(): Map<number, number> {
+  const byPid = new Map<number, number>();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -22,9 +22,19 @@ function postgresCpuMs(): number {
     } catch {
       continue;
     }
-    total += processCpuMs(Number(entry)) ?? 0;
+    byPid.set(Number(entry), processCpuMs(Number(entry)) ?? 0);
   }
-  return total;
+  return byPid;
+}
+
+/**
+ * CPU PostgreSQL spent between two readings: backends that started count whole, backends that
+ * ended in between are not counted (their time is gone from /proc), so this errs low.
+ */
+function postgresCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
+  return spent;
 }
 
 async function main() {
@@ -178,7 +188,7 @@ async function main() {
             1000,
         ),
         broker_cpu_us: perRequest(after.broker - before.broker),
-        postgres_cpu_us: perRequest(after.postgres - before.postgres),
+        postgres_cpu_us: perRequest(postgresCpuSpent(before.postgres, after.postgres)),
       };
     };
     const wrkRows = {
