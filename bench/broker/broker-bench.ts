@@ -14,6 +14,8 @@ import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, sequential, wrkPaced } from "../lib/load.js";
 import { startServiceProcess } from "../lib/service-process.js";
 
+type WrkRow = NonNullable<Awaited<ReturnType<typeof wrkPaced>>>;
+
 const dueConnections = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const rate = Number(process.env.BENCH_RATE ?? 1_000);
@@ -122,6 +124,39 @@ async function main() {
       { ...env, DATABASE_URL: pg.url },
     );
     const headers = { "x-api-key": apiKey };
+
+    // The rate the issue's goal is stated at (p99 at most 5 ms at 1,000 req/s), paced by wrk (a C
+    // generator, off Node's event loops), first: later runs leave PostgreSQL busy vacuuming and
+    // checkpointing their audit rows. Five runs each, no-op and token reads alternating, so a
+    // passing stall of this shared VM lands in one run; the median run is reported.
+    const paths = ids.slice(0, 500).map((id) => `/connections/${id}/token`);
+    await pg.sql.query("VACUUM ANALYZE broker_connections");
+    await pg.sql.query("CHECKPOINT");
+    const pacedRuns = { noop: [] as WrkRow[], token: [] as WrkRow[] };
+    const runS = Math.max(3, Math.floor(durationS / 2));
+    for (let run = 0; run < 5; run++) {
+      const noopRun = await wrkPaced({
+        url: `${brokerProcess.urls.rest}/health`,
+        rate,
+        durationS: runS,
+      });
+      const tokenRun = await wrkPaced({
+        url: brokerProcess.urls.rest,
+        rate,
+        durationS: runS,
+        headers,
+        paths,
+      });
+      if (noopRun && tokenRun) {
+        pacedRuns.noop.push(noopRun);
+        pacedRuns.token.push(tokenRun);
+      }
+    }
+    const medianRun = (runs: WrkRow[]) => [...runs].sort((x, y) => x.p99 - y.p99)[2];
+    const paced = medianRun(pacedRuns.token);
+    const pacedNoop = medianRun(pacedRuns.noop);
+    const pacedServed = pacedRuns.token.reduce((n, r) => n + r.requests - r.errors, 0);
+
     const pgReference = await sequential(3_000, () => pg.sql.query("SELECT 1"));
     const get = (path: string) =>
       fetch(`${brokerProcess.urls.rest}${path}`, { headers }).then((r) => r.arrayBuffer());
@@ -149,24 +184,12 @@ async function main() {
         .map((id) => ({ method: "GET", path: `/connections/${id}/token` })),
     });
 
-    // The same rate paced by wrk (a C generator, off Node's event loops): the latency floor the
-    // issue's goal is stated in (p99 at most 5 ms at 1,000 req/s).
-    // The no-op first: after the token runs, PostgreSQL's autovacuum of the new audit rows
-    // competes for the CPU.
-    const paths = ids.slice(0, 500).map((id) => `/connections/${id}/token`);
-    const pacedNoop = await wrkPaced({
-      url: `${brokerProcess.urls.rest}/health`,
-      rate,
-      durationS: 3,
-    });
-    const paced = await wrkPaced({ url: brokerProcess.urls.rest, rate, durationS, headers, paths });
     await brokerProcess.stop();
 
     // Every served retrieval has its committed audit row (group commit must not drop any).
     const audited = await pg.sql.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'token.retrieved'",
     );
-    const pacedServed = paced ? paced.requests - paced.errors : 0;
     const served =
       2_000 + retrieval.requests.total - retrieval.non2xx - retrieval.errors + pacedServed;
 
@@ -195,10 +218,16 @@ async function main() {
             p50_ms: paced.p50,
             p99_ms: paced.p99,
             non_2xx: paced.errors,
+            p99_ms_of_each_run: pacedRuns.token.map((r) => r.p99),
           }
         : "wrk not installed",
       reference_noop_http_wrk_paced: pacedNoop
-        ? { requests_per_second: pacedNoop.rps, p50_ms: pacedNoop.p50, p99_ms: pacedNoop.p99 }
+        ? {
+            requests_per_second: pacedNoop.rps,
+            p50_ms: pacedNoop.p50,
+            p99_ms: pacedNoop.p99,
+            p99_ms_of_each_run: pacedRuns.noop.map((r) => r.p99),
+          }
         : "wrk not installed",
       sequential_token_retrieval: {
         p50_ms: retrievalSequential.p50,
@@ -241,6 +270,16 @@ async function main() {
         rps: noop.requests.average,
       },
       "pg SELECT 1": { p50_ms: pgReference.p50, p99_ms: pgReference.p99, rps: Number.NaN },
+      [`token retrieval, wrk-paced ${rate}/s (median of 5 runs)`]: {
+        p50_ms: paced?.p50 ?? Number.NaN,
+        p99_ms: paced?.p99 ?? Number.NaN,
+        rps: paced?.rps ?? Number.NaN,
+      },
+      [`no-op HTTP, wrk-paced ${rate}/s (median of 5 runs)`]: {
+        p50_ms: pacedNoop?.p50 ?? Number.NaN,
+        p99_ms: pacedNoop?.p99 ?? Number.NaN,
+        rps: pacedNoop?.rps ?? Number.NaN,
+      },
     });
     console.log(
       // Audited can exceed served by the calls still in flight when the load generator stopped.
