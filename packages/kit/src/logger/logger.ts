@@ -1,4 +1,5 @@
 import { type DestinationStream, type Level, type Logger, pino } from "pino";
+import { createRedactor } from "./redact.js";
 
 export type { Logger };
 
@@ -29,34 +30,35 @@ export const secretFieldNames = [
   "secret",
 ];
 
-/**
- * pino's redaction has no "any depth" wildcard, so each name is listed at the top level and
- * under up to this many levels of nesting (request bodies and error causes sit at 2–3).
- */
-const redactionDepth = 4;
-
-export function redactionPaths(): string[] {
-  const paths = secretHeaders.flatMap((h) => [`req.headers["${h}"]`, `res.headers["${h}"]`]);
-  for (const field of secretFieldNames) {
-    for (let depth = 0; depth <= redactionDepth; depth++) {
-      paths.push([...Array(depth).fill("*"), field].join("."));
-    }
-  }
-  return paths;
-}
-
 export const redactedCensor = "[redacted]";
+
+/** Deeper than any object we log; a deeper value is censored rather than walked. */
+const maxLoggedDepth = 16;
 
 /** JSON logger whose output never carries the credentials named above. */
 export function createLogger(options: LoggerOptions): Logger {
-  return pino(
+  const redact = createRedactor({
+    fields: secretFieldNames,
+    headers: secretHeaders,
+    censor: redactedCensor,
+    maxDepth: maxLoggedDepth,
+  });
+  const logger = pino(
     {
       name: options.name,
       level: options.level ?? "info",
-      redact: { paths: redactionPaths(), censor: redactedCensor },
+      formatters: { log: (object) => redact(object) as Record<string, unknown> },
+      // The redactor already gave errors their serialized form (and redacted it).
+      serializers: { err: (value: unknown) => value },
     },
     options.destination,
   );
+  // pino applies no formatter to a child's bindings; children inherit this from the root.
+  const child = logger.child;
+  logger.child = function redactedChild(this: Logger, bindings, childOptions) {
+    return child.call(this, redact(bindings) as typeof bindings, childOptions);
+  } as typeof child;
+  return logger;
 }
 
 /**
