@@ -66,12 +66,7 @@ test("redacts at any depth, in errors, in child bindings, whatever a header's ca
   logger.error(failure, "failed");
   logger.child({ session: { apiKey: "binding-secret" } }).info("from a child");
   const raw = lines.join("");
-  for (const secret of [
-    "deep-secret",
-    "cause-secret",
-    "error-secret",
-    "binding-secret",
-  ]) {
+  for (const secret of ["deep-secret", "cause-secret", "error-secret", "binding-secret"]) {
     assert.ok(!raw.includes(secret), `${secret} leaked`);
   }
   const [first, second] = lines.map((line) => JSON.parse(line));

@@ -65,8 +65,7 @@ export function createRedactor(options: RedactorOptions): (value: unknown) => un
     let copy: Record<string, unknown> | undefined;
     for (const key of Object.keys(object)) {
       const current = (object as Record<string, unknown>)[key];
-      const next =
-        current !== undefined && isSecret(key) ? censor : walk(current, depth + 1);
+      const next = current !== undefined && isSecret(key) ? censor : walk(current, depth + 1);
       if (next !== current) {
         copy ??= { ...object };
         copy[key] = next;
