@@ -3,9 +3,10 @@ import { test } from "node:test";
 import { createServerPool } from "./server-pool.js";
 
 const limits = { timeoutMs: 1000, maxResponseBytes: 1024, maxRedirects: 0 };
+const build = () => ({ built: true });
 
 test("a released server goes back to the same caller with the same limits only", () => {
-  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 8 });
+  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 8, build });
   const first = pool.acquire("alice", { limits });
   assert.notEqual(
     pool.acquire("alice", { limits }),
@@ -19,7 +20,7 @@ test("a released server goes back to the same caller with the same limits only",
 });
 
 test("no more than maxIdlePerCaller servers are kept for a caller", () => {
-  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 8 });
+  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 8, build });
   const [a, b] = [pool.acquire("alice", { limits }), pool.acquire("alice", { limits })];
   pool.release("alice", { limits }, a);
   pool.release("alice", { limits }, b);
@@ -28,7 +29,7 @@ test("no more than maxIdlePerCaller servers are kept for a caller", () => {
 });
 
 test("past maxCallers, the caller idle the longest loses its servers", () => {
-  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 2 });
+  const pool = createServerPool({ maxIdlePerCaller: 1, maxCallers: 2, build });
   const servers = new Map(
     ["a", "b", "c"].map((caller) => [caller, pool.acquire(caller, { limits })]),
   );

@@ -177,3 +177,76 @@ test("reading a trace resource of another scope is resource-not-found, not an in
     await client.close();
   }
 });
+
+test("the Streamable HTTP rules of a POST: statuses and JSON-RPC errors as the SDK's transport gives them", async () => {
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-caller": "erin",
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+  const list = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+  const refused = async (res: Response) => {
+    const body = (await res.json()) as { id: null; error: { code: number; message: string } };
+    assert.equal(body.id, null);
+    return [res.status, body.error.code, body.error.message];
+  };
+  const [status, code, message] = await refused(await post(list, { accept: "application/json" }));
+  assert.deepEqual([status, code], [406, -32000]);
+  assert.match(String(message), /accept both application\/json and text\/event-stream/);
+  assert.deepEqual(
+    (await refused(await post(list, { "content-type": "text/plain" }))).slice(0, 2),
+    [415, -32000],
+  );
+  const version = await refused(await post(list, { "mcp-protocol-version": "1999-01-01" }));
+  assert.deepEqual(version.slice(0, 2), [400, -32000]);
+  assert.match(String(version[2]), /Unsupported protocol version: 1999-01-01/);
+  assert.deepEqual(
+    (await refused(await post(Array.from({ length: 101 }, (_, i) => ({ ...list, id: i }))))).slice(
+      0,
+      2,
+    ),
+    [400, -32600],
+  );
+  assert.deepEqual((await refused(await post({ hello: "world" }))).slice(0, 2), [400, -32700]);
+  const initialize = {
+    jsonrpc: "2.0",
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "raw", version: "1" },
+    },
+  };
+  assert.deepEqual(
+    (
+      await refused(
+        await post([
+          { ...initialize, id: 1 },
+          { ...list, id: 2 },
+        ]),
+      )
+    ).slice(0, 2),
+    [400, -32600],
+  );
+
+  const notified = await post({ jsonrpc: "2.0", method: "notifications/initialized" });
+  assert.equal(notified.status, 202);
+  assert.equal(await notified.text(), "");
+  const batch = await post([
+    { ...list, id: "a" },
+    { jsonrpc: "2.0", id: "b", method: "ping" },
+  ]);
+  assert.equal(batch.status, 200);
+  const answers = (await batch.json()) as { id: string; result: object }[];
+  assert.deepEqual(
+    answers.map((answer) => answer.id),
+    ["a", "b"],
+  );
+  assert.ok((answers[0].result as { tools: unknown[] }).tools.length > 0);
+});

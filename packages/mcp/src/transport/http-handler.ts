@@ -1,9 +1,19 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  armSseKeepAlive,
+  DEFAULT_SSE_KEEP_ALIVE_MS,
+} from "@modelcontextprotocol/sdk/server/sseKeepAlive.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type AtriumMcpServerOptions, createAtriumMcpServer } from "../create-mcp-server.js";
 import { createServerPool } from "../server-pool.js";
 import { authInfoFor, type ToolContext } from "../tool-context.js";
+import {
+  createExchangeTransport,
+  type ExchangeSink,
+  type ExchangeTransport,
+} from "./exchange-transport.js";
+import { checkPostHeaders, type PostRefusal, parseMessages } from "./post-checks.js";
 
 export interface McpHttpCall {
   /** The tool context of this caller (its scope and backends acting with its key). */
@@ -54,29 +64,72 @@ function toolCallProblem(message: JsonRpcLike): string | undefined {
   return undefined;
 }
 
+/** A server and the transport it stays connected to while pooled. */
+interface ConnectedServer {
+  server: McpServer;
+  transport: ExchangeTransport;
+}
+
+function connectServer(options: AtriumMcpServerOptions): ConnectedServer {
+  const server = createAtriumMcpServer(options);
+  const transport = createExchangeTransport();
+  // The transport's start() is synchronous in effect: the server is connected when this returns.
+  void server.connect(transport);
+  return { server, transport };
+}
+
+const sseHeaders = {
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache, no-transform",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
+const sseEvent = (message: JSONRPCMessage) =>
+  `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+
+function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+const refuse = (res: ServerResponse, refusal: PostRefusal) =>
+  writeJson(res, refusal.status, {
+    jsonrpc: "2.0",
+    error: { code: refusal.code, message: refusal.message },
+    id: null,
+  });
+
 /**
- * Streamable HTTP in stateless mode: every POST gets its own transport and, for its duration, a
- * server of its own (one the same caller left idle, or a new one; a server holds no request's
- * data), so any gateway instance can answer any request and no session is kept. What stateless
- * mode loses is the SDK's own routing of `notifications/cancelled` (it arrives in a later POST,
- * at another server): this handler keeps the calls in flight on this instance and aborts the
- * matching one, and a client that closes the response stream aborts its calls too.
+ * Streamable HTTP in stateless mode: every POST is served, for its duration, by a server of its
+ * own (one the same caller left idle, or a new one; a server holds no request's data), so any
+ * gateway instance can answer any request and no session is kept. What stateless mode loses is
+ * the SDK's own routing of `notifications/cancelled` (it arrives in a later POST, at another
+ * server): this handler keeps the calls in flight on this instance and aborts the matching one,
+ * and a client that closes the response stream aborts its calls too.
  */
 export function createMcpHttpHandler(): McpHttpHandler {
-  const servers = createServerPool({ maxIdlePerCaller: 4, maxCallers: 256 });
+  const servers = createServerPool({
+    maxIdlePerCaller: 4,
+    maxCallers: 256,
+    build: connectServer,
+  });
   const inFlight = new Map<string, AbortController>();
   const keyOf = (callerKey: string, id: string | number) =>
     `${callerKey}\u0000${JSON.stringify(id)}`;
 
   return {
     async handle(req, res, body, call) {
-      const messages = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
-      const problems = messages.map((message) =>
+      const refusal = checkPostHeaders(req.headers);
+      if (refusal) return refuse(res, refusal);
+      // Before the SDK's message schema, which would call a malformed tools/call a parse error.
+      const raw = (Array.isArray(body) ? body : [body]) as JsonRpcLike[];
+      const problems = raw.map((message) =>
         isPlainObject(message) ? toolCallProblem(message) : undefined,
       );
       if (problems.some((problem) => problem !== undefined)) {
         // Nothing of a batch runs when part of it is refused, and every request hears why.
-        const errors = messages
+        const errors = raw
           .map((message, i) => ({ id: isPlainObject(message) ? message.id : undefined, i }))
           .filter(({ id, i }) => id !== undefined || problems[i] !== undefined)
           .map(({ id, i }) => ({
@@ -89,13 +142,14 @@ export function createMcpHttpHandler(): McpHttpHandler {
                   message: "Not run: another message of this batch has invalid params",
                 },
           }));
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify(Array.isArray(body) ? errors : errors[0]));
+        writeJson(res, 200, Array.isArray(body) ? errors : errors[0]);
         return;
       }
+      const parsed = parseMessages(req.headers, body);
+      if (!("messages" in parsed)) return refuse(res, parsed);
+      const messages = parsed.messages as JsonRpcLike[];
       const mine: [string, AbortController][] = [];
       for (const message of messages) {
-        if (typeof message !== "object" || message === null) continue;
         if (
           message.method === "notifications/cancelled" &&
           message.params?.requestId !== undefined
@@ -115,18 +169,9 @@ export function createMcpHttpHandler(): McpHttpHandler {
         cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
       };
       const serverOptions = { limits: call.context.limits };
-      const server = servers.acquire(call.callerKey, serverOptions);
+      const connected = servers.acquire(call.callerKey, serverOptions);
       // A server that saw initialize holds that client's capabilities; it is not handed on.
-      const initializes = messages.some((message) => message?.method === "initialize");
-      // A call that asked for progress is answered as an SSE stream so its notifications can go
-      // first; any other is one JSON body, which spares both sides the stream's framing.
-      const wantsProgress = messages.some(
-        (message) => message?.params?._meta?.progressToken !== undefined,
-      );
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: !wantsProgress,
-      });
+      const initializes = messages.some((message) => message.method === "initialize");
       res.on("close", () => {
         for (const [key, controller] of mine) {
           if (!res.writableFinished) controller.abort("the client closed the stream");
@@ -135,66 +180,70 @@ export function createMcpHttpHandler(): McpHttpHandler {
         }
         // A finished answer means every handler of the request has returned, so the server can
         // take the caller's next request; one the client left may still run a handler, and
-        // is dropped once closed (its handlers are aborted and their answers go nowhere).
-        const reusable = res.writableFinished && !initializes;
-        server.close().then(
-          () => {
-            if (reusable) servers.release(call.callerKey, serverOptions, server);
+        // is closed and dropped (its handlers are aborted and their answers go nowhere).
+        if (res.writableFinished && !initializes) {
+          servers.release(call.callerKey, serverOptions, connected);
+        } else {
+          connected.server.close().catch(() => undefined);
+        }
+      });
+      // A call that asked for progress is answered as an SSE stream so its notifications can go
+      // first; any other is one JSON body, which spares both sides the stream's framing.
+      const wantsProgress = messages.some(
+        (message) => message.params?._meta?.progressToken !== undefined,
+      );
+      const sink = wantsProgress ? sseAnswer(res) : jsonAnswer(res);
+      // Settles when the answer is written, or when the client left before it was.
+      await new Promise<void>((resolve) => {
+        res.once("close", resolve);
+        connected.transport.exchange(
+          parsed.messages,
+          {
+            authInfo: authInfoFor(call.callerKey, context),
+            requestInfo: { headers: req.headers, url: new URL(req.url ?? "/mcp", "http://mcp") },
           },
-          () => undefined,
+          {
+            notify: sink.notify,
+            answered(responses) {
+              sink.answered(responses);
+              resolve();
+            },
+          },
         );
       });
-      await server.connect(transport);
-      const answer = await transport.handleRequest(webRequest(req), {
-        parsedBody: body,
-        authInfo: authInfoFor(call.callerKey, context),
-      });
-      await writeAnswer(answer, res);
     },
   };
 }
 
-/**
- * The request as the SDK's web-standard transport reads it: method, URL and headers. The body is
- * already parsed (the host did it), so none is attached. Built here rather than by the SDK's Node
- * wrapper, whose generic Node-to-Fetch bridge costs more than the rest of a call.
- */
-function webRequest(req: IncomingMessage): Request {
-  // The raw header pairs as received: cheaper to hand over than Node's parsed header object.
-  const headers: [string, string][] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    headers.push([req.rawHeaders[i], req.rawHeaders[i + 1]]);
-  }
-  return new Request(new URL(req.url ?? "/mcp", "http://mcp.invalid"), {
-    method: req.method,
-    headers,
-  });
+/** One JSON body once every request is answered: the answer itself when there is one. */
+function jsonAnswer(res: ServerResponse): ExchangeSink {
+  return {
+    notify() {},
+    answered(responses) {
+      if (responses.length === 0) {
+        res.writeHead(202).end();
+        return;
+      }
+      writeJson(res, 200, responses.length === 1 ? responses[0] : responses);
+    },
+  };
 }
 
-/** Writes the transport's answer: one JSON body, or an SSE stream forwarded as it is produced. */
-async function writeAnswer(answer: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string> = {};
-  answer.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  res.writeHead(answer.status, headers);
-  if (answer.body === null) {
-    res.end();
-    return;
-  }
-  if (!headers["content-type"]?.startsWith("text/event-stream")) {
-    res.end(Buffer.from(await answer.arrayBuffer()));
-    return;
-  }
+/** An SSE stream opened at once: notifications as they come, then the answers, then the end. */
+function sseAnswer(res: ServerResponse): ExchangeSink {
+  res.writeHead(200, sseHeaders);
   res.flushHeaders();
-  const stream = Readable.fromWeb(answer.body as import("node:stream/web").ReadableStream);
-  res.on("close", () => stream.destroy());
-  await new Promise<void>((resolve) => {
-    stream.on("error", () => resolve());
-    stream.on("end", () => {
-      res.end();
-      resolve();
-    });
-    stream.pipe(res, { end: false });
+  const keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {
+    if (!res.writableEnded) res.write(": keepalive\n\n");
   });
+  res.on("close", () => clearInterval(keepAlive));
+  return {
+    notify(message) {
+      if (!res.writableEnded) res.write(sseEvent(message));
+    },
+    answered(responses) {
+      clearInterval(keepAlive);
+      res.end(responses.map(sseEvent).join(""));
+    },
+  };
 }
