@@ -128,6 +128,7 @@ export {
   forwardedCallerKey,
 } from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
+export { toFetchHeaders } from "./server/fetch-headers.js";
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { toFetchHeaders } from "@atrium/kit";
 import type { FetchLike } from "@atrium/sdk";
 
 export interface AgentFetch {
@@ -49,17 +50,15 @@ export function createAgentFetch(): AgentFetch {
         answer.on("data", (chunk: Buffer) => chunks.push(chunk));
         answer.on("error", reject);
         answer.on("end", () => {
-          const responseHeaders = new Headers();
-          for (const [name, value] of Object.entries(answer.headers)) {
-            if (value === undefined) continue;
-            for (const item of Array.isArray(value) ? value : [value]) {
-              responseHeaders.append(name, item);
-            }
-          }
           const status = answer.statusCode ?? 502;
           const payload = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
           const empty = payload.byteLength === 0 || status === 204 || status === 304;
-          resolve(new Response(empty ? null : payload, { status, headers: responseHeaders }));
+          resolve(
+            new Response(empty ? null : payload, {
+              status,
+              headers: toFetchHeaders(answer.headers),
+            }),
+          );
         });
       });
       request.end(body);

@@ -1,3 +1,4 @@
+import { toFetchHeaders } from "@atrium/kit";
 import type { FetchLike } from "@atrium/sdk";
 import type { FastifyInstance, HTTPMethods } from "fastify";
 
@@ -36,16 +37,9 @@ export function inProcessFetch(app: FastifyInstance, caller: InProcessCaller): F
       payload: body,
       remoteAddress: caller.remoteAddress,
     });
-    const responseHeaders = new Headers();
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (value === undefined) continue;
-      for (const item of Array.isArray(value) ? value : [value]) {
-        responseHeaders.append(name, String(item));
-      }
-    }
     return new Response(answer.rawPayload.byteLength > 0 ? answer.rawPayload : null, {
       status: answer.statusCode,
-      headers: responseHeaders,
+      headers: toFetchHeaders(answer.headers),
     });
   };
 }

@@ -24,7 +24,8 @@ import {
   parseContentType,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc";
-import { envelope, headersOf, unwrapEnvelope } from "./grpc-wire.js";
+import { toFetchHeaders } from "../server/fetch-headers.js";
+import { envelope, unwrapEnvelope } from "./grpc-wire.js";
 
 export interface GrpcClientTransportOptions {
   /** http: or https: origin of the gRPC port, with an optional path prefix. */
@@ -202,12 +203,12 @@ export function createGrpcClientTransport(
       stream.on("close", () => {
         if (settled) return;
         try {
-          const header = responseHeaders && headersOf(responseHeaders);
+          const header = responseHeaders && toFetchHeaders(responseHeaders);
           if (header === undefined || (trailers === undefined && stream.rstCode !== 0)) {
             finish(closedError(stream.rstCode, streamError));
             return;
           }
-          const trailer = trailers ? headersOf(trailers) : new Headers();
+          const trailer = trailers ? toFetchHeaders(trailers) : new Headers();
           const answer = Buffer.concat(chunks, received);
           finish(undefined, {
             stream: false,

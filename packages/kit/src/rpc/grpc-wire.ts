@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from "node:http2";
 import { Code, ConnectError } from "@connectrpc/connect";
 
 /**
@@ -57,16 +56,4 @@ export function unwrapEnvelope(
     );
   }
   return body.subarray(envelopeHeaderBytes, end);
-}
-
-/** HTTP/2 headers without the pseudo-headers, as web Headers. */
-export function headersOf(headers: IncomingHttpHeaders): Headers {
-  const result = new Headers();
-  for (const name in headers) {
-    if (name.charCodeAt(0) === 58 /* ":" */) continue;
-    const value = headers[name];
-    if (Array.isArray(value)) for (const item of value) result.append(name, item);
-    else if (value !== undefined) result.append(name, String(value));
-  }
-  return result;
 }

@@ -24,7 +24,8 @@ import {
   setTrailerStatus,
 } from "@connectrpc/connect/protocol-grpc";
 import type { Logger } from "pino";
-import { envelope, envelopeHeaderBytes, headersOf, unwrapEnvelope } from "../rpc/grpc-wire.js";
+import { envelope, envelopeHeaderBytes, unwrapEnvelope } from "../rpc/grpc-wire.js";
+import { toFetchHeaders } from "./fetch-headers.js";
 import type { ServiceRegistration } from "./grpc-server.js";
 
 export interface GrpcUnaryHandlerOptions {
@@ -138,7 +139,7 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
         timeout.timeoutMs,
       );
     }
-    const requestHeader = headersOf(headers);
+    const requestHeader = toFetchHeaders(headers);
     const values = options.contextValues(stream, headers);
     const url = () =>
       `${stream.session?.encrypted ? "https" : "http"}://${headers[":authority"]}${headers[":path"]}`;

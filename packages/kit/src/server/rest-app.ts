@@ -1,4 +1,3 @@
-import type { IncomingHttpHeaders } from "node:http";
 import type { TLSSocket } from "node:tls";
 import Fastify, { type FastifyInstance, type FastifyRequest, LogController } from "fastify";
 import type { Logger } from "pino";
@@ -9,6 +8,7 @@ import { notFound, restError } from "../errors.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
+import { toFetchHeaders } from "./fetch-headers.js";
 import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
 
@@ -36,16 +36,6 @@ export function requestIdentity(request: FastifyRequest): Identity | undefined {
 /** The caller's resolved address (as `callerAddressKey`), for routes added by `configureRest`. */
 export function requestCallerAddress(request: FastifyRequest): string {
   return callerAddresses.get(request) ?? "";
-}
-
-export function toFetchHeaders(incoming: IncomingHttpHeaders): Headers {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(incoming)) {
-    // HTTP/2 pseudo-headers (":path") are not valid header names.
-    if (value === undefined || name.startsWith(":")) continue;
-    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
-  }
-  return headers;
 }
 
 function pathOf(url: string): string {
