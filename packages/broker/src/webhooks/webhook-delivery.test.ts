@@ -160,27 +160,24 @@ test("delivery: two broker instances on one database send each event once", asyn
 test("delivery: an event written before a crash arrives after the restart, signed, once", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   let answer: number | "hang" = "hang";
-  const receiver = await startWebhookReceiver(() => answer);
-  const pg = await createTestPostgres();
-  const env = webhookEnv();
-  let broker = await startTestBroker({ sql: pg.sql, env });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
-  const hook = await subscribe(broker, receiver.url);
+  const {
+    receiver,
+    pg,
+    broker: crashed,
+    another,
+  } = await startWebhookBroker(t, { answer: () => answer });
+  const hook = await subscribe(crashed, receiver.url);
   await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
   await eventually("the first request is in flight", () => receiver.received.length === 1);
   // The broker goes away mid-request: the row stays due, no attempt is counted.
-  await broker.stop();
+  await crashed.stop();
   const { rows } = await pg.sql.query<{ status: string; attempts: number; lease_owner: null }>(
     "SELECT status, attempts, lease_owner FROM broker_webhook_deliveries",
   );
   assert.deepEqual(rows, [{ status: "pending", attempts: 0, lease_owner: null }]);
 
   answer = 204;
-  broker = await startTestBroker({ sql: pg.sql, env });
+  const restarted = await another(crashed.env);
   await eventually(
     "the event is delivered after the restart",
     () => receiver.received.length === 2,
@@ -189,7 +186,7 @@ test("delivery: an event written before a crash arrives after the restart, signe
   assert.equal(delivered.id, receiver.received[0].id);
   assert.ok(signatureValid(hook.secret, delivered));
   await eventually("the delivery is marked delivered", async () => {
-    const [delivery] = await deliveries(broker, hook.id);
+    const [delivery] = await deliveries(restarted, hook.id);
     return delivery?.status === "delivered";
   });
   assert.equal(receiver.received.length, 2);

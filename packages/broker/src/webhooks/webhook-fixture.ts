@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import type { TestContext } from "node:test";
-import { createTestPostgres } from "@atrium/kit/testing";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import {
+  startBrokerOnTestPostgres,
+  type TestBroker,
+  testBrokerEnv,
+} from "../testing/test-broker.js";
 import {
   type ReceivedWebhook,
   type ReceiverAnswer,
@@ -24,20 +27,15 @@ export function webhookEnv(overrides: Record<string, string> = {}): Record<strin
   });
 }
 
-/** A receiver, a fresh PostgreSQL database and a broker on it (webhookEnv); gone after `t`. */
+/** A broker (webhookEnv) on a fresh PostgreSQL database and a receiver; gone after `t`. */
 export async function startWebhookBroker(
   t: TestContext,
   options: { answer?: ReceiverAnswer; env?: Record<string, string> } = {},
 ) {
+  const brokers = await startBrokerOnTestPostgres(t, webhookEnv(options.env));
   const receiver = await startWebhookReceiver(options.answer);
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv(options.env) });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
-  return { receiver, pg, broker };
+  t.after(() => receiver.close());
+  return { ...brokers, receiver };
 }
 
 /** The v1 signature a subscriber holding `secret` computes for a request. */
