@@ -6,7 +6,7 @@ import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, type CannonResult, round, sequential, wrk } from "../lib/load.js";
 import { processCpuMs } from "../lib/process-cpu.js";
-import { startServiceProcess } from "../lib/service-process.js";
+import { startBrokerProcess } from "../lib/service-process.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -50,12 +50,8 @@ async function main() {
     BROKER_GRPC_PORT: "0",
     REFRESH_LOOP: "false",
   };
-  // In a process of its own (bench/gateway/broker-process.ts), so the gateway's figures do not
-  // include the broker's CPU.
-  const broker = await startServiceProcess<{ rest: string; grpc?: string }>(
-    new URL("./broker-process.ts", import.meta.url),
-    { ...env, DATABASE_URL: pg.url },
-  );
+  // In a process of its own, so the gateway's figures do not include the broker's CPU.
+  const broker = await startBrokerProcess({ ...env, DATABASE_URL: pg.url });
   const gatewayEnv = {
     GATEWAY_HOST: "127.0.0.1",
     GATEWAY_REST_PORT: "0",

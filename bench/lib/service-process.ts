@@ -31,6 +31,17 @@ export function startMemoryProcess(env: Record<string, string>) {
 }
 
 /**
+ * Starts bench/lib/serve-broker.ts in a child process and resolves with its URLs, so neither the
+ * broker's CPU lands in a bench's own figures nor the bench's work in the broker's latency.
+ */
+export function startBrokerProcess(env: Record<string, string>) {
+  return startServiceProcess<{ rest: string; grpc?: string }>(
+    new URL("./serve-broker.ts", import.meta.url),
+    env,
+  );
+}
+
+/**
  * The memory service as deployed for the benches: its own process, a fresh PostgreSQL database,
  * Redis, a scratch data directory, no background promoter; `stop` removes all of it.
  */

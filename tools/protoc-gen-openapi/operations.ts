@@ -1,4 +1,5 @@
 import { type HttpRule, http } from "@atrium/api";
+import { settableFromQuery } from "@atrium/kit";
 import {
   type DescField,
   type DescMessage,
@@ -133,24 +134,6 @@ function requestBodySchema(
     : catalog.objectSchema(input, bodyFields);
 }
 
-/** Well-known types whose JSON form is one string or number, so a URL can carry them. */
-const textualWellKnownTypes = new Set(
-  [
-    "Timestamp",
-    "Duration",
-    "FieldMask",
-    "DoubleValue",
-    "FloatValue",
-    "Int64Value",
-    "UInt64Value",
-    "Int32Value",
-    "UInt32Value",
-    "BoolValue",
-    "StringValue",
-    "BytesValue",
-  ].map((name) => `google.protobuf.${name}`),
-);
-
 /**
  * Every field a query can set: scalars, enums, lists of them and textual well-known types,
  * reached through singular message fields with dotted names (`shelf.theme`).
@@ -165,11 +148,9 @@ function queryParameters(
   const enclosing = [...visiting, message.typeName];
   return message.fields.flatMap((field): OpenApiObject[] => {
     const name = `${prefix}${field.name}`;
-    if (skip.has(name) || field.fieldKind === "map") return [];
-    if (field.fieldKind === "list" && field.listKind === "message") return [];
-    if (field.fieldKind !== "message" || textualWellKnownTypes.has(field.message.typeName)) {
-      return [parameter(name, "query", field, catalog)];
-    }
+    if (skip.has(name)) return [];
+    if (settableFromQuery(field)) return [parameter(name, "query", field, catalog)];
+    if (field.fieldKind !== "message") return [];
     const nested = field.message;
     if (nested.typeName.startsWith("google.protobuf.") || enclosing.includes(nested.typeName)) {
       return [];

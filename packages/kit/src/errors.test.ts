@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
+import { Writable } from "node:stream";
 import { test } from "node:test";
-import { AtriumError, Code, restError } from "./errors.js";
+import { AtriumError, Code, normalizeHandlerError, restError } from "./errors.js";
+import { createLogger } from "./logger/logger.js";
 
 test("REST error bodies carry the gRPC code name and the message", () => {
   const { status, body } = restError(new AtriumError(Code.InvalidArgument, "user_id is required"));
@@ -42,4 +44,31 @@ test("a spec-fixed body and status override the table", () => {
     body: { code: "connection_revoked" },
     headers: {},
   });
+});
+
+test("a handler error that is not ours is logged once with its cause; ours are not logged", () => {
+  const lines: { msg: string; err?: { message: string } }[] = [];
+  const logger = createLogger({
+    name: "test",
+    destination: new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  });
+  const foreign = normalizeHandlerError(new Error("pool exhausted"), logger, "thing failed");
+  assert.equal(foreign.code, Code.Internal);
+  assert.equal(foreign.rawMessage, "internal error");
+  const ours = normalizeHandlerError(
+    new AtriumError(Code.NotFound, "no such connection"),
+    logger,
+    "thing failed",
+  );
+  assert.equal(ours.code, Code.NotFound);
+  assert.equal(ours.rawMessage, "no such connection");
+  assert.deepEqual(
+    lines.map((l) => [l.msg, l.err?.message]),
+    [["thing failed", "pool exhausted"]],
+  );
 });

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { Logger } from "./logger/logger.js";
 
 export { Code };
 
@@ -89,6 +90,19 @@ export function toAtriumError(error: unknown): AtriumError {
     return new AtriumError(error.code, error.rawMessage, { cause: error });
   }
   return new AtriumError(Code.Internal, "internal error", { cause: error });
+}
+
+/**
+ * An error leaving a handler, as its caller will see it (toAtriumError). One that is not ours
+ * (Internal, Unknown) reaches the caller bare, so it is logged here, once, with its cause under
+ * the site's message `what`.
+ */
+export function normalizeHandlerError(error: unknown, logger: Logger, what: string): AtriumError {
+  const normalized = toAtriumError(error);
+  if (normalized.code === Code.Internal || normalized.code === Code.Unknown) {
+    logger.error({ err: normalized.cause ?? error }, what);
+  }
+  return normalized;
 }
 
 export interface RestErrorBody {

@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { needsServer } from "@atrium/kit/testing";
+import { startBrokerOnTestPostgres, testBrokerEnv } from "../testing/test-broker.js";
 import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
 import {
@@ -37,12 +37,9 @@ test("refresh: JSON token requests, kept refresh token, default lifetime, 5xx ba
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv({ DEFAULT_TOKEN_LIFETIME_SECONDS: "1234" });
-  const broker = await startTestBroker({ sql: pg.sql, env });
+  const { broker, pg } = await startBrokerOnTestPostgres(t, env);
   t.after(async () => {
-    await broker.stop();
-    await pg.drop();
     await new Promise((r) => upstream.close(r));
   });
   const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;
@@ -157,14 +154,10 @@ test("a token is never served expired when another instance's refresh fails", as
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv({ REFRESH_LOOP: "false" });
-  const a = await startTestBroker({ sql: pg.sql, env });
-  const b = await startTestBroker({ sql: pg.sql, env });
+  const { broker: a, pg, another } = await startBrokerOnTestPostgres(t, env);
+  const b = await another(env);
   t.after(async () => {
-    await a.stop();
-    await b.stop();
-    await pg.drop();
     await new Promise((r) => upstream.close(r));
   });
   const key = decodeKey(env.ENCRYPTION_KEY) as Buffer;

@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { needsServer } from "@atrium/kit/testing";
+import { startBrokerOnTestPostgres, testBrokerEnv } from "../testing/test-broker.js";
 import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
 import { sealCredential } from "./connection-record.js";
@@ -18,12 +18,9 @@ test("revocation: a hanging provider cannot keep the credential alive; agent ses
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv({ REVOCATION_TIMEOUT_MS: "300" });
-  const broker = await startTestBroker({ sql: pg.sql, env });
+  const { broker, pg } = await startBrokerOnTestPostgres(t, env);
   t.after(async () => {
-    await broker.stop();
-    await pg.drop();
     upstream.closeAllConnections();
     await new Promise((r) => upstream.close(r));
   });

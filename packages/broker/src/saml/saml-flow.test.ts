@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
 import { generate } from "selfsigned";
 import { SignedXml } from "xml-crypto";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { startBrokerOnTestPostgres, testBrokerEnv } from "../testing/test-broker.js";
 
 const IDP_ENTITY = "https://idp.example.test/metadata";
 const SP_ENTITY = "urn:atrium:broker:test";
@@ -49,15 +49,7 @@ test("SAML SP flow validates assertions signed by the IdP's key", async (t) => {
   const otherKeys = await generate([{ name: "commonName", value: "evil.example.test" }], {
     keySize: 2048,
   });
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ SAML_ACS_URL: ACS_URL }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker } = await startBrokerOnTestPostgres(t, testBrokerEnv({ SAML_ACS_URL: ACS_URL }));
 
   const provider = await broker.call("POST", "/providers", {
     name: "corp-saml",

@@ -3,10 +3,10 @@ import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
 import { sealCredential } from "../connections/connection-record.js";
 import { startFakeSecretManager } from "../testing/fake-secret-manager.js";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { startBrokerOnTestPostgres, testBrokerEnv } from "../testing/test-broker.js";
 import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
 
@@ -26,9 +26,12 @@ test("SECRET_BACKEND=gcp: secrets in Secret Manager, metadata-only reads, rows f
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
   const internalEnv = testBrokerEnv();
-  const internal = await startTestBroker({ sql: pg.sql, env: internalEnv });
+  const { broker: internal, pg, another } = await startBrokerOnTestPostgres(t, internalEnv);
+  t.after(async () => {
+    await fake.close();
+    await new Promise((r) => upstream.close(r));
+  });
   const provider = (name: string, secret: string) => ({
     name,
     auth_type: "oauth2",
@@ -47,21 +50,12 @@ test("SECRET_BACKEND=gcp: secrets in Secret Manager, metadata-only reads, rows f
   assert.equal(old.body.secret_backend, "internal");
   await internal.stop();
 
-  const gcp = await startTestBroker({
-    sql: pg.sql,
-    env: {
-      ...internalEnv,
-      SECRET_BACKEND: "gcp",
-      GCP_PROJECT: "atrium-test",
-      SECRET_PREFIX: "brk",
-      SECRET_MANAGER_ENDPOINT: `127.0.0.1:${fake.port}`,
-    },
-  });
-  t.after(async () => {
-    await gcp.stop();
-    await fake.close();
-    await pg.drop();
-    await new Promise((r) => upstream.close(r));
+  const gcp = await another({
+    ...internalEnv,
+    SECRET_BACKEND: "gcp",
+    GCP_PROJECT: "atrium-test",
+    SECRET_PREFIX: "brk",
+    SECRET_MANAGER_ENDPOINT: `127.0.0.1:${fake.port}`,
   });
 
   const created = await gcp.call("POST", "/providers", provider("after-switch", "gcp-secret-1"));

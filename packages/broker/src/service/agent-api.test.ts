@@ -1,17 +1,12 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
-import { startTestBroker } from "../testing/test-broker.js";
+import { needsServer } from "@atrium/kit/testing";
+import { startBrokerOnTestPostgres } from "../testing/test-broker.js";
 
 test("agents: validation, lifecycle, sessions only for enabled agents, audit", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
 
   const invalid = await broker.call("POST", "/agents", {
     name: " padded",

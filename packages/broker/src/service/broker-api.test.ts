@@ -5,17 +5,12 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import { eventually, needsServer } from "@atrium/kit/testing";
+import { startBrokerOnTestPostgres, testBrokerEnv } from "../testing/test-broker.js";
 
 test("providers: validation, CRUD, fingerprints, PATCH by exact text, redacted audit", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker } = await startBrokerOnTestPostgres(t);
 
   const invalid = await broker.call("POST", "/providers", {
     name: "Bad Name",
@@ -100,11 +95,8 @@ test("static credentials are validated at the provider before anything is stored
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
   t.after(async () => {
-    await broker.stop();
-    await pg.drop();
     await new Promise((r) => upstream.close(r));
   });
 
@@ -172,20 +164,11 @@ test("API keys from env and a rotating file, caller IP allowlist", async (t) => 
   const dir = mkdtempSync(join(tmpdir(), "broker-keys-"));
   const file = join(dir, "keys");
   writeFileSync(file, "# rotated keys\nfile-key-1\n");
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ API_KEYS_FILE: file, API_KEY_RELOAD_INTERVAL_MS: "100" }),
-  });
-  const fenced = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await fenced.stop();
-    await pg.drop();
-  });
+  const { broker, another } = await startBrokerOnTestPostgres(
+    t,
+    testBrokerEnv({ API_KEYS_FILE: file, API_KEY_RELOAD_INTERVAL_MS: "100" }),
+  );
+  const fenced = await another(testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }));
   const get = (key?: string) =>
     fetch(`${broker.url}/providers`, { headers: key ? { "x-api-key": key } : {} }).then(
       (r) => r.status,
@@ -208,17 +191,11 @@ test("API keys from env and a rotating file, caller IP allowlist", async (t) => 
 
 test("caller_ip comes from X-Forwarded-For only through a trusted proxy", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const behindProxy = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ TRUSTED_PROXIES: "127.0.0.1/32" }),
-  });
-  const direct = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await behindProxy.stop();
-    await direct.stop();
-    await pg.drop();
-  });
+  const { broker: behindProxy, another } = await startBrokerOnTestPostgres(
+    t,
+    testBrokerEnv({ TRUSTED_PROXIES: "127.0.0.1/32" }),
+  );
+  const direct = await another();
   const xff = { "x-forwarded-for": "198.51.100.1, 203.0.113.7", "x-atrium-client-ip": "6.6.6.6" };
   await behindProxy.call("POST", "/providers", { name: "via-proxy", auth_type: "api_key" }, xff);
   await direct.call("POST", "/providers", { name: "direct", auth_type: "api_key" }, xff);

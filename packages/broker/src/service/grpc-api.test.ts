@@ -1,11 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { storeConnections } from "../testing/stored-connections.js";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import {
+  startBrokerOnTestPostgres,
+  type TestBroker,
+  testBrokerEnv,
+} from "../testing/test-broker.js";
 
 type Unary = (
   request: Record<string, unknown>,
@@ -53,12 +57,7 @@ function brokerClient(broker: TestBroker, t: { after(fn: () => void): void }): C
 
 test("gRPC: an independent client over the same .proto gets the same auth and errors", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker } = await startBrokerOnTestPostgres(t);
   const call = brokerClient(broker, t);
 
   assert.equal((await call("ListProviders", {})).error?.code, grpc.status.UNAUTHENTICATED);
@@ -103,20 +102,14 @@ test("gRPC: an independent client over the same .proto gets the same auth and er
 
 test("gRPC: ALLOWED_CIDRS and TRUSTED_PROXIES apply as on REST; audit caller_ip recorded", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const fenced = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }),
-  });
-  const proxied = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8", TRUSTED_PROXIES: "127.0.0.1/32" }),
-  });
-  const direct = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await Promise.all([fenced.stop(), proxied.stop(), direct.stop()]);
-    await pg.drop();
-  });
+  const { broker: fenced, another } = await startBrokerOnTestPostgres(
+    t,
+    testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8" }),
+  );
+  const proxied = await another(
+    testBrokerEnv({ ALLOWED_CIDRS: "10.0.0.0/8", TRUSTED_PROXIES: "127.0.0.1/32" }),
+  );
+  const direct = await another();
   const viaFenced = brokerClient(fenced, t);
   const viaProxy = brokerClient(proxied, t);
   const viaDirect = brokerClient(direct, t);
@@ -153,12 +146,7 @@ test("gRPC: ALLOWED_CIDRS and TRUSTED_PROXIES apply as on REST; audit caller_ip 
 
 test("gRPC: agent lifecycle and its audit events", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker } = await startBrokerOnTestPostgres(t);
   const call = brokerClient(broker, t);
 
   const invalid = await call("CreateAgent", { workspace_id: "ws" }, broker.apiKey);
@@ -201,16 +189,11 @@ test("gRPC: agent lifecycle and its audit events", async (t) => {
 
 test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken would, with its own caller", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv({
     ALLOWED_CIDRS: "10.0.0.0/8,127.0.0.1/32",
     TRUSTED_PROXIES: "127.0.0.1/32",
   });
-  const broker = await startTestBroker({ sql: pg.sql, env });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker, pg } = await startBrokerOnTestPostgres(t, env);
   const call = brokerClient(broker, t);
   const provider = await broker.call("POST", "/providers", {
     name: "batched",
@@ -292,13 +275,8 @@ test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken wou
 
 test("gRPC: GetConnectionTokens believes a retrieval's forwarded address only from a trusted proxy", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv();
-  const broker = await startTestBroker({ sql: pg.sql, env });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker, pg } = await startBrokerOnTestPostgres(t, env);
   const call = brokerClient(broker, t);
   const provider = await broker.call("POST", "/providers", { name: "p", auth_type: "api_key" });
   await storeConnections(pg.sql, env.ENCRYPTION_KEY, [

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
 import { exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
-import { startTestBroker } from "../testing/test-broker.js";
+import { startBrokerOnTestPostgres } from "../testing/test-broker.js";
 
 const clientId = "id-token-client";
 const kid = "signing-key";
@@ -80,14 +80,9 @@ async function startIssuer() {
 
 test("id_tokens with a bad signature, nonce, aud, iss or expiry fail the callback and create nothing", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
   const idp = await startIssuer();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await idp.close();
-    await pg.drop();
-  });
+  t.after(() => idp.close());
   const provider = await broker.call("POST", "/providers", {
     name: "jose-idp",
     auth_type: "oauth2",

@@ -5,7 +5,12 @@ import { test } from "node:test";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import type { ConnectionRecord } from "../connections/connection-record.js";
 import { openCredential } from "../connections/connection-record.js";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import {
+  startBrokerOnTestPostgres,
+  startTestBroker,
+  type TestBroker,
+  testBrokerEnv,
+} from "../testing/test-broker.js";
 import { startTestOidcProvider, type TestOidcProvider } from "../testing/test-oidc-provider.js";
 import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault } from "../vault/vault.js";
@@ -55,14 +60,9 @@ function credentialOf(broker: TestBroker, row: ConnectionRecord) {
 
 test("OAuth 2.0 / OIDC against oidc-provider: authorize, refresh, rotation, attention, revocation", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
   const idp = await startTestOidcProvider();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await idp.close();
-    await pg.drop();
-  });
+  t.after(() => idp.close());
   const row = async (id: string) =>
     (await pg.sql.query<ConnectionRecord>("SELECT * FROM broker_connections WHERE id = $1", [id]))
       .rows[0];
@@ -193,14 +193,9 @@ test("OAuth 2.0 / OIDC against oidc-provider: authorize, refresh, rotation, atte
 
 test("a refresh that loses the race with a revocation stores nothing", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
   const idp = await startTestOidcProvider();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await idp.close();
-    await pg.drop();
-  });
+  t.after(() => idp.close());
   const provider = await registerProvider(broker, idp);
   const id = String((await connect(broker, idp, String(provider.id))).id);
   await pg.sql.query(
@@ -267,8 +262,9 @@ test("two brokers on one database never refresh the same connection twice", asyn
 
 test("an explicit token_url wins over the discovered token endpoint", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
+  const { broker } = await startBrokerOnTestPostgres(t);
   const idp = await startTestOidcProvider();
+  t.after(() => idp.close());
   const discovery = (await (
     await fetch(`${idp.issuer}/.well-known/openid-configuration`)
   ).json()) as Record<string, string>;
@@ -291,13 +287,7 @@ test("an explicit token_url wins over the discovered token endpoint", async (t) 
     res.end(Buffer.from(await upstream.arrayBuffer()));
   });
   await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await idp.close();
-    await new Promise((r) => proxy.close(r));
-    await pg.drop();
-  });
+  t.after(() => new Promise((r) => proxy.close(r)));
   const provider = await broker.call("POST", "/providers", {
     name: "proxied-idp",
     auth_type: "oauth2",
@@ -318,14 +308,9 @@ test("an explicit token_url wins over the discovered token endpoint", async (t) 
 
 test("token.storage_failed: a failed write during the callback or a refresh leaves nothing half-written", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
   const idp = await startTestOidcProvider();
-  const broker = await startTestBroker({ sql: pg.sql });
-  t.after(async () => {
-    await broker.stop();
-    await idp.close();
-    await pg.drop();
-  });
+  t.after(() => idp.close());
   const rows = async () =>
     (await pg.sql.query<ConnectionRecord>("SELECT * FROM broker_connections")).rows;
   const audit = async (eventType: string) =>

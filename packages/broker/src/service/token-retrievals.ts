@@ -1,5 +1,11 @@
 import type { brokerV1 } from "@atrium/api";
-import { AtriumError, Code, forwardedCallerKey, type Logger, toAtriumError } from "@atrium/kit";
+import {
+  AtriumError,
+  Code,
+  forwardedCallerKey,
+  type Logger,
+  normalizeHandlerError,
+} from "@atrium/kit";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { CallerContext } from "../audit/audit-log.js";
@@ -52,10 +58,7 @@ function tokenMessage({ connection: row, credential, strategy }: TokenView): Tok
  */
 export function createTokenRetrievals(connections: ConnectionService, logger: Logger) {
   const failed = (error: unknown) => {
-    const normalized = toAtriumError(error);
-    if (normalized.code === Code.Internal || normalized.code === Code.Unknown) {
-      logger.error({ err: normalized.cause ?? error }, "token retrieval failed");
-    }
+    const normalized = normalizeHandlerError(error, logger, "token retrieval failed");
     return {
       result: {
         case: "error" as const,

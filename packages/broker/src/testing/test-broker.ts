@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
+import type { TestContext } from "node:test";
 import { createLogger, type Sql } from "@atrium/kit";
+import { createTestPostgres, type TestPostgres } from "@atrium/kit/testing";
 import { type BrokerService, startBrokerService } from "../service/start-broker-service.js";
 
 export interface TestBroker {
@@ -77,4 +79,33 @@ export async function startTestBroker(options: {
     },
     stop: () => service.stop(),
   };
+}
+
+export interface BrokerOnTestPostgres {
+  broker: TestBroker;
+  pg: TestPostgres;
+  /** Another broker on the same database (a second instance, another configuration). */
+  another(env?: Record<string, string>): Promise<TestBroker>;
+}
+
+/**
+ * A broker (`env`, default testBrokerEnv()) on a fresh PostgreSQL database of its own; after `t`
+ * every broker started here is stopped and the database dropped.
+ */
+export async function startBrokerOnTestPostgres(
+  t: TestContext,
+  env?: Record<string, string>,
+): Promise<BrokerOnTestPostgres> {
+  const pg = await createTestPostgres();
+  const started: TestBroker[] = [];
+  t.after(async () => {
+    for (const broker of started) await broker.stop();
+    await pg.drop();
+  });
+  const another = async (anotherEnv?: Record<string, string>) => {
+    const broker = await startTestBroker({ sql: pg.sql, env: anotherEnv });
+    started.push(broker);
+    return broker;
+  };
+  return { broker: await another(env), pg, another };
 }

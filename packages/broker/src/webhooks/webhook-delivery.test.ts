@@ -1,47 +1,20 @@
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createPgliteSql, createPostgresSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
-import { type ReceivedWebhook, startWebhookReceiver } from "../testing/webhook-receiver.js";
+import { startTestBroker, type TestBroker } from "../testing/test-broker.js";
+import { startWebhookReceiver } from "../testing/webhook-receiver.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
-
-const webhookEnv = (overrides: Record<string, string> = {}) =>
-  testBrokerEnv({
-    WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
-    WEBHOOK_POLL_INTERVAL_MS: "20",
-    WEBHOOK_RETRY_BASE_MS: "50",
-    ...overrides,
-  });
-
-/** What a subscriber does: recompute the signature from its copy of the secret. */
-function signatureValid(secret: string, hit: ReceivedWebhook): boolean {
-  const key = Buffer.from(secret.slice("whsec_".length), "base64");
-  const mac = createHmac("sha256", key)
-    .update(`${hit.id}.${hit.timestamp}.${hit.body}`)
-    .digest("base64");
-  return hit.signature.split(" ").includes(`v1,${mac}`);
-}
-
-async function subscribe(broker: TestBroker, url: string): Promise<{ id: string; secret: string }> {
-  const created = await broker.call("POST", "/webhooks", {
-    name: "ops",
-    url,
-    event_types: ["connection.revoked", "connection.attention_required"],
-  });
-  assert.equal(created.status, 200, JSON.stringify(created.body));
-  return { id: String(created.body.id), secret: String(created.body.secret) };
-}
-
-const revoked = (n: number) => ({
-  connection_id: `conn-${n}`,
-  workspace_id: "ws-1",
-  provider_id: "prov-1",
-});
+import {
+  revoked,
+  signatureValid,
+  startWebhookBroker,
+  subscribe,
+  webhookEnv,
+} from "./webhook-fixture.js";
 
 interface DeliveryView {
   id: string;
@@ -59,13 +32,8 @@ async function deliveries(broker: TestBroker, webhookId: string): Promise<Delive
 
 test("delivery: signed per Standard Webhooks, retried with backoff on 500, one id throughout", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver((index) => (index < 2 ? 500 : 204));
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv() });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
+  const { receiver, pg, broker } = await startWebhookBroker(t, {
+    answer: (index) => (index < 2 ? 500 : 204),
   });
   const hook = await subscribe(broker, receiver.url);
   assert.match(hook.secret, /^whsec_/);
@@ -112,16 +80,9 @@ test("delivery: signed per Standard Webhooks, retried with backoff on 500, one i
 
 test("delivery: redirects are not followed; a receiver that keeps failing is given up after the window", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver((index) => (index === 0 ? 302 : 503));
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: webhookEnv({ WEBHOOK_RETRY_WINDOW_SECONDS: "1" }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
+  const { receiver, pg, broker } = await startWebhookBroker(t, {
+    answer: (index) => (index === 0 ? 302 : 503),
+    env: { WEBHOOK_RETRY_WINDOW_SECONDS: "1" },
   });
   const hook = await subscribe(broker, receiver.url);
   await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
@@ -142,16 +103,8 @@ test("delivery: redirects are not followed; a receiver that keeps failing is giv
 
 test("delivery: a host now pointing at a non-public address is refused as a failed attempt", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver();
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: webhookEnv({ WEBHOOK_ALLOW_HTTP_LOOPBACK: "false", WEBHOOK_DELIVERY: "false" }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
+  const { receiver, pg, broker } = await startWebhookBroker(t, {
+    env: { WEBHOOK_ALLOW_HTTP_LOOPBACK: "false", WEBHOOK_DELIVERY: "false" },
   });
   const hook = await subscribe(broker, "https://hooks.example/atrium");
   // What a name re-pointed after it was vetted at create looks like at delivery: `localhost`
@@ -207,27 +160,24 @@ test("delivery: two broker instances on one database send each event once", asyn
 test("delivery: an event written before a crash arrives after the restart, signed, once", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   let answer: number | "hang" = "hang";
-  const receiver = await startWebhookReceiver(() => answer);
-  const pg = await createTestPostgres();
-  const env = webhookEnv();
-  let broker = await startTestBroker({ sql: pg.sql, env });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
-  const hook = await subscribe(broker, receiver.url);
+  const {
+    receiver,
+    pg,
+    broker: crashed,
+    another,
+  } = await startWebhookBroker(t, { answer: () => answer });
+  const hook = await subscribe(crashed, receiver.url);
   await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
   await eventually("the first request is in flight", () => receiver.received.length === 1);
   // The broker goes away mid-request: the row stays due, no attempt is counted.
-  await broker.stop();
+  await crashed.stop();
   const { rows } = await pg.sql.query<{ status: string; attempts: number; lease_owner: null }>(
     "SELECT status, attempts, lease_owner FROM broker_webhook_deliveries",
   );
   assert.deepEqual(rows, [{ status: "pending", attempts: 0, lease_owner: null }]);
 
   answer = 204;
-  broker = await startTestBroker({ sql: pg.sql, env });
+  const restarted = await another(crashed.env);
   await eventually(
     "the event is delivered after the restart",
     () => receiver.received.length === 2,
@@ -236,7 +186,7 @@ test("delivery: an event written before a crash arrives after the restart, signe
   assert.equal(delivered.id, receiver.received[0].id);
   assert.ok(signatureValid(hook.secret, delivered));
   await eventually("the delivery is marked delivered", async () => {
-    const [delivery] = await deliveries(broker, hook.id);
+    const [delivery] = await deliveries(restarted, hook.id);
     return delivery?.status === "delivered";
   });
   assert.equal(receiver.received.length, 2);
@@ -244,16 +194,8 @@ test("delivery: an event written before a crash arrives after the restart, signe
 
 test("delivery: a lease left by a crashed instance holds the row until it runs out", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver();
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: webhookEnv({ WEBHOOK_DELIVERY: "false" }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
+  const { receiver, pg, broker } = await startWebhookBroker(t, {
+    env: { WEBHOOK_DELIVERY: "false" },
   });
   const hook = await subscribe(broker, receiver.url);
   await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));

@@ -4,10 +4,14 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import type { SqlExecutor } from "@atrium/kit";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
 import { sealCredential } from "../connections/connection-record.js";
 import { connectionStore } from "../connections/connection-store.js";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
+import {
+  startBrokerOnTestPostgres,
+  type TestBroker,
+  testBrokerEnv,
+} from "../testing/test-broker.js";
 import { decodeKey, keyId } from "../vault/key-material.js";
 import { createVault, type Vault } from "../vault/vault.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
@@ -20,15 +24,10 @@ interface OutboxRow {
 
 test("webhooks API: 400 naming the field and nothing written; the secret is shown once", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({ WEBHOOK_DELIVERY: "false" }),
-  });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker, pg } = await startBrokerOnTestPostgres(
+    t,
+    testBrokerEnv({ WEBHOOK_DELIVERY: "false" }),
+  );
   const base = { name: "ops", event_types: ["connection.revoked"] };
   for (const [body, field] of [
     [{ ...base, url: "http://hooks.example/atrium" }, "url"],
@@ -120,12 +119,9 @@ test("webhook events: written with each state change, one row per matching subsc
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const pg = await createTestPostgres();
   const env = testBrokerEnv({ WEBHOOK_DELIVERY: "false", MAX_REFRESH_FAILURES: "1" });
-  const broker = await startTestBroker({ sql: pg.sql, env });
+  const { broker, pg } = await startBrokerOnTestPostgres(t, env);
   t.after(async () => {
-    await broker.stop();
-    await pg.drop();
     upstream.closeAllConnections();
     await new Promise((r) => upstream.close(r));
   });

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, testBrokerEnv } from "../testing/test-broker.js";
-import { startWebhookReceiver } from "../testing/webhook-receiver.js";
+import { needsServer } from "@atrium/kit/testing";
 import { enqueueWebhookEvent } from "./webhook-events.js";
+import { revoked, startWebhookBroker, subscribe } from "./webhook-fixture.js";
 
 interface DeliveryView {
   id: string;
@@ -16,33 +15,16 @@ interface DeliveryView {
 test("redelivery: a failed delivery is pending again with a fresh window and the same id", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   let answer = 503;
-  const receiver = await startWebhookReceiver(() => answer);
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({
-    sql: pg.sql,
-    env: testBrokerEnv({
-      WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+  const { receiver, pg, broker } = await startWebhookBroker(t, {
+    answer: () => answer,
+    env: {
       WEBHOOK_DELIVERY: "false",
       WEBHOOK_RETRY_WINDOW_SECONDS: "3600",
       WEBHOOK_RETRY_BASE_MS: "5000",
-    }),
+    },
   });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
-  const created = await broker.call("POST", "/webhooks", {
-    name: "ops",
-    url: receiver.url,
-    event_types: ["connection.revoked"],
-  });
-  const id = String(created.body.id);
-  await enqueueWebhookEvent(pg.sql, "connection.revoked", {
-    connection_id: "conn-1",
-    workspace_id: "ws-1",
-    provider_id: "prov-1",
-  });
+  const { id } = await subscribe(broker, receiver.url);
+  await enqueueWebhookEvent(pg.sql, "connection.revoked", revoked(1));
   // An event older than the window: its first failure exhausts it.
   await pg.sql.query(
     "UPDATE broker_webhook_deliveries SET created_at = now() - interval '2 hours'",

@@ -1,42 +1,14 @@
 import assert from "node:assert/strict";
-import { createHmac } from "node:crypto";
 import { test } from "node:test";
 import type { Sql } from "@atrium/kit";
-import { createTestPostgres, needsServer } from "@atrium/kit/testing";
-import { startTestBroker, type TestBroker, testBrokerEnv } from "../testing/test-broker.js";
-import {
-  type ReceivedWebhook,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from "../testing/webhook-receiver.js";
+import { needsServer } from "@atrium/kit/testing";
+import type { TestBroker } from "../testing/test-broker.js";
+import type { ReceivedWebhook, WebhookReceiver } from "../testing/webhook-receiver.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
+import { expectedSignature, revoked, startWebhookBroker, subscribe } from "./webhook-fixture.js";
 
-const webhookEnv = (overrides: Record<string, string> = {}) =>
-  testBrokerEnv({
-    WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
-    WEBHOOK_DELIVERY: "false",
-    WEBHOOK_RETRY_BASE_MS: "50",
-    ...overrides,
-  });
-
-/** The v1 signature a receiver holding `secret` computes for a request. */
-function expectedSignature(secret: string, hit: ReceivedWebhook): string {
-  const key = Buffer.from(secret.slice("whsec_".length), "base64");
-  const mac = createHmac("sha256", key).update(`${hit.id}.${hit.timestamp}.${hit.body}`);
-  return `v1,${mac.digest("base64")}`;
-}
-
-const revoked = { connection_id: "conn-1", workspace_id: "ws-1", provider_id: "prov-1" };
-
-async function subscribe(broker: TestBroker, url: string): Promise<{ id: string; secret: string }> {
-  const created = await broker.call("POST", "/webhooks", {
-    name: "ops",
-    url,
-    event_types: ["connection.revoked"],
-  });
-  assert.equal(created.status, 200, JSON.stringify(created.body));
-  return { id: String(created.body.id), secret: String(created.body.secret) };
-}
+/** Deliveries happen only on the test's own worker passes (deliverOne). */
+const manualDelivery = { env: { WEBHOOK_DELIVERY: "false" } };
 
 /** Sends one event and answers the request it arrived as. */
 async function deliverOne(
@@ -44,21 +16,14 @@ async function deliverOne(
   broker: TestBroker,
   receiver: WebhookReceiver,
 ): Promise<ReceivedWebhook> {
-  await enqueueWebhookEvent(sql, "connection.revoked", revoked);
+  await enqueueWebhookEvent(sql, "connection.revoked", revoked(1));
   assert.equal((await broker.service.webhookWorker.runOnce()).delivered, 1);
   return receiver.received[receiver.received.length - 1];
 }
 
 test("rotation: new secret once, both signatures during the overlap, one after it, audited", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver();
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv() });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
+  const { receiver, pg, broker } = await startWebhookBroker(t, manualDelivery);
   const hook = await subscribe(broker, receiver.url);
 
   const rotated = await broker.call("POST", `/webhooks/${hook.id}/rotate-secret`, {});
@@ -120,12 +85,7 @@ test("rotation: new secret once, both signatures during the overlap, one after i
 
 test("rotation: bad overlap is a 400 naming it, an unknown id a 404", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv() });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-  });
+  const { broker } = await startWebhookBroker(t, manualDelivery);
   const hook = await subscribe(broker, "https://hooks.example/atrium");
   for (const overlap of [-1, 86_401]) {
     const bad = await broker.call("POST", `/webhooks/${hook.id}/rotate-secret`, {
@@ -141,14 +101,7 @@ test("rotation: bad overlap is a 400 naming it, an unknown id a 404", async (t) 
 
 test("rotation: a secret replaced by PATCH ends the overlap of an earlier rotation", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
-  const receiver = await startWebhookReceiver();
-  const pg = await createTestPostgres();
-  const broker = await startTestBroker({ sql: pg.sql, env: webhookEnv() });
-  t.after(async () => {
-    await broker.stop();
-    await pg.drop();
-    await receiver.close();
-  });
+  const { receiver, pg, broker } = await startWebhookBroker(t, manualDelivery);
   const hook = await subscribe(broker, receiver.url);
   const rotated = await broker.call("POST", `/webhooks/${hook.id}/rotate-secret`, {});
   assert.ok(rotated.body.previous_secret_expires_at);

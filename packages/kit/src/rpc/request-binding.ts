@@ -58,7 +58,7 @@ export function createRequestBinder(
     }
     const leaf = fields[fields.length - 1];
     const repeated = leaf.fieldKind === "list";
-    if (!acceptsText(leaf, repeated)) {
+    if (!settableFromQuery(leaf)) {
       throw invalidArgument(`query parameter "${key}": field "${name}" cannot be set from a query`);
     }
     const values = Array.isArray(raw) ? raw : [raw];
@@ -128,6 +128,14 @@ const textualWellKnownTypes = new Set(
     "BytesValue",
   ].map((name) => `google.protobuf.${name}`),
 );
+
+/**
+ * Whether a query parameter can set the field: scalars, enums, lists of them and textual
+ * well-known types. The OpenAPI generator documents exactly these as query parameters.
+ */
+export function settableFromQuery(field: DescField): boolean {
+  return acceptsText(field, field.fieldKind === "list");
+}
 
 function acceptsText(field: DescField, repeated: boolean): boolean {
   switch (field.fieldKind) {

@@ -8,7 +8,7 @@ import {
 import type { Logger } from "pino";
 import type { AuthenticationError } from "../auth/authentication-error.js";
 import { type Authenticator, identityKey } from "../auth/identity.js";
-import { toAtriumError } from "../errors.js";
+import { normalizeHandlerError } from "../errors.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
 import { checkRequestInput } from "./input-rule.js";
@@ -92,10 +92,7 @@ export function observeCalls(logger: Logger, metrics: RequestMetrics): Intercept
  */
 export function normalizeErrors(logger: Logger): Interceptor {
   const normalize = (error: unknown) => {
-    const normalized = toAtriumError(error);
-    if (normalized.code === Code.Internal || normalized.code === Code.Unknown) {
-      logger.error({ err: normalized.cause ?? error }, "rpc failed");
-    }
+    const normalized = normalizeHandlerError(error, logger, "rpc failed");
     return new ConnectError(
       normalized.rawMessage,
       normalized.code,

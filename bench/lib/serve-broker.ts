@@ -1,5 +1,5 @@
-// The broker in a process of its own for bench/gateway, so the gateway's figures do not include
-// the broker's CPU. Prints one JSON line with its URLs, stops on SIGTERM.
+// The broker in a process of its own for the benches (see startBrokerProcess). Prints one JSON
+// line with its URLs, stops on SIGTERM.
 import { startBrokerService } from "@atrium/broker";
 import { createLogger } from "@atrium/kit";
 
