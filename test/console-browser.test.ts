@@ -32,7 +32,7 @@ async function brokerCall(
   return json;
 }
 
-test("the console lists, escapes and revokes connections; shows providers, audit, webhook deliveries and traces", async (t) => {
+test("the console lists, escapes and revokes connections; shows providers, audit, webhook deliveries (and sends a failed one again) and traces", async (t) => {
   const browser = await launchChromium(t);
   if (!browser) return;
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-console-"));
@@ -45,6 +45,8 @@ test("the console lists, escapes and revokes connections; shows providers, audit
     WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
     WEBHOOK_RETRY_BASE_MS: "100",
     WEBHOOK_POLL_INTERVAL_MS: "50",
+    // Short enough that a receiver that keeps failing leaves a failed delivery to redeliver.
+    WEBHOOK_RETRY_WINDOW_SECONDS: "2",
   });
   t.after(() => atrium.stop());
 
@@ -61,6 +63,23 @@ test("the console lists, escapes and revokes connections; shows providers, audit
     name: "ops-alerts",
     url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
     event_types: ["connection.created", "connection.revoked"],
+  });
+
+  // A receiver that is down until the test fixes it: its deliveries fail for good, then one is
+  // sent again from the console.
+  let pagerUp = false;
+  let pagerAccepted = 0;
+  const pager = createServer((_request, response) => {
+    response.statusCode = pagerUp ? 204 : 503;
+    if (pagerUp) pagerAccepted += 1;
+    response.end();
+  });
+  await new Promise<void>((resolve) => pager.listen(0, "127.0.0.1", resolve));
+  t.after(() => pager.close());
+  const pagerHook = await brokerCall(atrium.broker, "POST", "/webhooks", {
+    name: "ops-pager",
+    url: `http://127.0.0.1:${(pager.address() as AddressInfo).port}/hook`,
+    event_types: ["connection.created"],
   });
 
   // The provider's user-info endpoint, which the broker calls to validate a captured key.
@@ -162,6 +181,50 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   await page.locator("tr.sub", { hasText: "HTTP 204" }).waitFor();
   await page.screenshot({ path: join(artifacts, "webhooks-1280.png"), fullPage: true });
 
+  // A delivery whose retry window ran out is sent again from the console, and arrives.
+  const failedDeadline = Date.now() + 30_000;
+  const failedOnes = async () =>
+    (
+      (await brokerCall(
+        atrium.broker,
+        "GET",
+        `/webhooks/${pagerHook.id}/deliveries?status=failed`,
+      )) as { deliveries?: { id: string }[] }
+    ).deliveries ?? [];
+  while ((await failedOnes()).length === 0 && Date.now() < failedDeadline) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const [failed] = await failedOnes();
+  assert.ok(failed, "a delivery to the receiver that is down failed");
+  await page.locator(`tr[data-webhook="${pagerHook.id}"]`).getByRole("button").click();
+  await page.getByLabel("Status").selectOption("failed");
+  const failedRow = page.locator(`tr[data-delivery="${failed.id}"]`);
+  await failedRow.waitFor();
+  pagerUp = true;
+  await failedRow.getByRole("button", { name: "Redeliver" }).click();
+  await page
+    .getByRole("status")
+    .filter({ hasText: `Delivery ${failed.id} is pending again` })
+    .waitFor();
+  assert.match(dialogs[1] ?? "", /^Send connection\.created delivery .* again\?$/);
+  const sentDeadline = Date.now() + 30_000;
+  const delivered = async () =>
+    (
+      (await brokerCall(
+        atrium.broker,
+        "GET",
+        `/webhooks/${pagerHook.id}/deliveries?status=delivered`,
+      )) as { deliveries?: { id: string }[] }
+    ).deliveries?.some((delivery) => delivery.id === failed.id);
+  while (!(await delivered()) && Date.now() < sentDeadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.ok(pagerAccepted > 0, "the redelivered event reached the receiver");
+  await page.getByLabel("Status").selectOption("delivered");
+  await page
+    .locator(`tr[data-delivery="${failed.id}"] td.status`, { hasText: "delivered" })
+    .waitFor();
+
   // Traces: a chat whose message is hostile markup, listed and shown as text.
   const chat = await fetch(`${atrium.agent}/api/v1/chat`, {
     method: "POST",
@@ -194,5 +257,5 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   assert.ok((await page.locator("ol.events li").count()) > 1);
   await page.screenshot({ path: join(artifacts, "traces-live-1280.png"), fullPage: true });
   assert.equal(await page.evaluate(() => (globalThis as { __xss?: number }).__xss), undefined);
-  assert.deepEqual(dialogs.slice(1), []);
+  assert.deepEqual(dialogs.slice(2), []);
 });

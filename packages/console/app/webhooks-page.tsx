@@ -30,9 +30,12 @@ interface Delivery {
   attempts?: Attempt[];
 }
 
-/** One delivery and each attempt at it: when, the receiver's status or the error, how long. */
-function DeliveryRow(props: { delivery: Delivery }) {
-  const { delivery } = props;
+/**
+ * One delivery and each attempt at it: when, the receiver's status or the error, how long. A
+ * failed one (its retry window ran out) can be sent again.
+ */
+function DeliveryRow(props: { delivery: Delivery; onRedeliver: (delivery: Delivery) => void }) {
+  const { delivery, onRedeliver } = props;
   const [open, setOpen] = useState(false);
   return (
     <>
@@ -54,6 +57,13 @@ function DeliveryRow(props: { delivery: Delivery }) {
             : when(delivery.delivered_at)}
         </td>
         <td>{delivery.last_error || "—"}</td>
+        <td>
+          {delivery.status === "failed" && (
+            <button type="button" onClick={() => onRedeliver(delivery)}>
+              Redeliver
+            </button>
+          )}
+        </td>
       </tr>
       {open &&
         (delivery.attempts ?? []).map((attempt) => (
@@ -62,7 +72,7 @@ function DeliveryRow(props: { delivery: Delivery }) {
             <td colSpan={2}>attempt {attempt.attempt}</td>
             <td>{attempt.status_code ? `HTTP ${attempt.status_code}` : "no response"}</td>
             <td>{attempt.duration_ms ?? "?"} ms</td>
-            <td>{attempt.error || "—"}</td>
+            <td colSpan={2}>{attempt.error || "—"}</td>
           </tr>
         ))}
     </>
@@ -76,6 +86,7 @@ export function WebhooksPage() {
   const [status, setStatus] = useState("");
   const [deliveries, setDeliveries] = useState<Delivery[] | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
 
   useEffect(() => {
     callApi<{ webhooks?: Webhook[] }>("GET", "/v1/webhooks")
@@ -83,16 +94,37 @@ export function WebhooksPage() {
       .catch((failure: Error) => setError(failure.message));
   }, []);
 
+  const loadDeliveries = async (webhook: Webhook) => {
+    const answer = await callApi<{ deliveries?: Delivery[] }>(
+      "GET",
+      `/v1/webhooks/${encodeURIComponent(webhook.id)}/deliveries${queryString({ status, limit: 100 })}`,
+    );
+    setDeliveries(answer.deliveries ?? []);
+  };
+
   useEffect(() => {
     setDeliveries(undefined);
+    setNotice(undefined);
     if (!selected) return;
-    callApi<{ deliveries?: Delivery[] }>(
-      "GET",
-      `/v1/webhooks/${encodeURIComponent(selected.id)}/deliveries${queryString({ status, limit: 100 })}`,
-    )
-      .then((answer) => setDeliveries(answer.deliveries ?? []))
-      .catch((failure: Error) => setError(failure.message));
+    loadDeliveries(selected).catch((failure: Error) => setError(failure.message));
   }, [selected, status]);
+
+  async function redeliver(webhook: Webhook, delivery: Delivery) {
+    if (!window.confirm(`Send ${delivery.event_type} delivery ${delivery.id} again?`)) return;
+    setError(undefined);
+    try {
+      await callApi(
+        "POST",
+        `/v1/webhooks/${encodeURIComponent(webhook.id)}/deliveries/${encodeURIComponent(delivery.id)}/redeliver`,
+        {},
+      );
+      // Reloaded before the notice, so the notice describes what is on screen.
+      await loadDeliveries(webhook);
+      setNotice(`Delivery ${delivery.id} is pending again`);
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
 
   return (
     <section aria-labelledby="webhooks-title">
@@ -100,6 +132,11 @@ export function WebhooksPage() {
       {error && (
         <p class="error" role="alert">
           {error}
+        </p>
+      )}
+      {notice && (
+        <p class="note" role="status">
+          {notice}
         </p>
       )}
       {webhooks && webhooks.length === 0 && <p class="note">No subscriptions.</p>}
@@ -163,11 +200,16 @@ export function WebhooksPage() {
                     <th>Attempts</th>
                     <th>Delivered / next</th>
                     <th>Last error</th>
+                    <th />
                   </tr>
                 </thead>
                 <tbody>
                   {deliveries.map((delivery) => (
-                    <DeliveryRow key={delivery.id} delivery={delivery} />
+                    <DeliveryRow
+                      key={delivery.id}
+                      delivery={delivery}
+                      onRedeliver={(chosen) => void redeliver(selected, chosen)}
+                    />
                   ))}
                 </tbody>
               </table>
