@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { callApi, queryString, when } from "./api";
+import { PageMessages } from "./page-messages";
 
 interface AuditEvent {
   id: string;
@@ -79,11 +80,7 @@ export function AuditPage() {
         {timeField("until", "Before")}
         <button type="submit">Filter</button>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {page && (
         <>
           <p class="note" role="status">

@@ -1,6 +1,7 @@
 import type { Connection } from "@atrium/sdk";
 import { useEffect, useState } from "preact/hooks";
 import { callApi } from "./api";
+import { PageMessages } from "./page-messages";
 
 // Connections a human must act on come first, then broken ones, then the rest.
 const statusOrder: Record<string, number> = { attention: 0, failed: 1, active: 2, revoked: 3 };
@@ -85,16 +86,7 @@ export function CredentialsPage() {
         </label>
         <button type="submit">Show</button>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      {notice && (
-        <p class="note" role="status">
-          {notice}
-        </p>
-      )}
+      <PageMessages error={error} notice={notice} />
       {connections && connections.length === 0 && <p class="note">No connections.</p>}
       {connections && connections.length > 0 && (
         <div class="table-wrap">

@@ -1,6 +1,7 @@
 import { useMemo, useState } from "preact/hooks";
 import { layoutGraph } from "./graph-layout";
 import { type EntityFacts, type MemoryGraph, type MemoryOwner, memoryApi } from "./memory-api";
+import { PageMessages } from "./page-messages";
 
 const WIDTH = 800;
 const HEIGHT = 520;
@@ -163,11 +164,7 @@ export function MemoryGraphView(props: { owner: MemoryOwner; graph: MemoryGraph 
           ringed: bridges communities
         </li>
       </ul>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {facts && <Facts facts={facts} />}
       {!facts && !error && <p class="note">Click an entity to see its facts.</p>}
     </div>

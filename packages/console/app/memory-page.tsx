@@ -10,6 +10,7 @@ import {
 import { MemoryGraphView } from "./memory-graph";
 import { MemorySearch } from "./memory-search";
 import { MemoryChains, MemoryScopes } from "./memory-user";
+import { PageMessages } from "./page-messages";
 
 /** Everything memory holds about one user: scopes, STM, chains, the graph and search. */
 function UserMemoryView(props: { owner: MemoryOwner }) {
@@ -39,11 +40,7 @@ function UserMemoryView(props: { owner: MemoryOwner }) {
         User <span class="mono">{owner.userId}</span> in tenant{" "}
         <span class="mono">{owner.tenantId}</span>
       </h3>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {!memory && !error && <p class="note">Loading…</p>}
       {memory && (
         <>
@@ -114,11 +111,7 @@ export function MemoryPage() {
         </label>
         <button type="submit">Find</button>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {users && users.length === 0 && <p class="note">No users in this tenant.</p>}
       {users && users.length > 0 && (
         <div class="table-wrap">

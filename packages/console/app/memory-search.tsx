@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { type MemoryOwner, memoryApi, type SearchResult } from "./memory-api";
+import { PageMessages } from "./page-messages";
 
 const rank = (value: number | null) => (value === null ? "—" : String(value));
 
@@ -42,11 +43,7 @@ export function MemorySearch(props: { owner: MemoryOwner }) {
         the BM25 ranking; vector rank: its place by cosine similarity; "—" where that retriever did
         not find it (graph facts are matched by name). Score is the fused relevance, 0–1.
       </p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {results && results.length === 0 && <p class="note">Nothing found.</p>}
       {results && results.length > 0 && (
         <div class="table-wrap">

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { callApi } from "./api";
+import { PageMessages } from "./page-messages";
 
 interface Provider {
   id: string;
@@ -24,11 +25,7 @@ export function ProvidersPage() {
   return (
     <section aria-labelledby="providers-title">
       <h2 id="providers-title">Providers</h2>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       {providers && providers.length === 0 && <p class="note">No providers registered.</p>}
       {providers && providers.length > 0 && (
         <div class="table-wrap">

@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { callApi, readEventStream, when } from "./api";
+import { PageMessages } from "./page-messages";
 
 interface Workflow {
   workflow_id: string;
@@ -126,11 +127,7 @@ export function TracesPage() {
   return (
     <section aria-labelledby="traces-title">
       <h2 id="traces-title">Traces</h2>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <PageMessages error={error} />
       <form
         class="inline"
         onSubmit={(event) => {

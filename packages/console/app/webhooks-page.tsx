@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { callApi, queryString, when } from "./api";
+import { PageMessages } from "./page-messages";
 
 interface Webhook {
   id: string;
@@ -129,16 +130,7 @@ export function WebhooksPage() {
   return (
     <section aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhooks</h2>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
-      {notice && (
-        <p class="note" role="status">
-          {notice}
-        </p>
-      )}
+      <PageMessages error={error} notice={notice} />
       {webhooks && webhooks.length === 0 && <p class="note">No subscriptions.</p>}
       {webhooks && webhooks.length > 0 && (
         <div class="table-wrap">
