@@ -65,6 +65,11 @@ function lacks(actual: unknown, expected: unknown, path: string): string | undef
       ? `${path} is empty`
       : undefined;
   }
+  if (expected === "<none>") {
+    return actual === undefined || actual === null || actual === ""
+      ? undefined
+      : `${path} is ${JSON.stringify(actual)}, want none`;
+  }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual) || actual.length !== expected.length) {
       return `${path} is ${JSON.stringify(actual)}, want ${expected.length} items`;
@@ -110,6 +115,16 @@ function methods() {
     "gateway.disable_agent": (a) => gateway.disableAgent(a.agent_id, scope(a)),
     "gateway.create_agent_session": (a) => gateway.createAgentSession(a as never),
     "gateway.get_agent_session": (a) => gateway.getAgentSession(a.session_id),
+    "gateway.create_webhook": (a) => gateway.createWebhook(a as never),
+    "gateway.list_webhooks": () => gateway.listWebhooks(),
+    "gateway.get_webhook": (a) => gateway.getWebhook(a.webhook_id),
+    "gateway.update_webhook": ({ webhook_id, ...a }) => gateway.updateWebhook(webhook_id, a),
+    "gateway.delete_webhook": (a) => gateway.deleteWebhook(a.webhook_id),
+    "gateway.list_webhook_deliveries": ({ webhook_id, ...a }) =>
+      gateway.listWebhookDeliveries(webhook_id, a),
+    "gateway.rotate_webhook_secret": (a) =>
+      gateway.rotateWebhookSecret(a.webhook_id, { overlapSeconds: a.overlap_seconds }),
+    "gateway.redeliver_webhook": (a) => gateway.redeliverWebhook(a.webhook_id, a.delivery_id),
     "memory.create_session": (a) => memory.createSession(a as never),
     "memory.store_interaction": ({ session_id, ...a }) =>
       memory.storeInteraction(session_id, a as never),

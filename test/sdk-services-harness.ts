@@ -1,7 +1,8 @@
 // The real services the SDK suites in every language run against, started in one process:
 // oidc-provider → broker (embedded PGlite) → gateway, the memory service (embedded stores) and the
 // chat router with a scripted kernel behind a cuttable proxy, plus a control API (consent as the
-// user's browser, token expiry, stream cuts, and an echo of the last request an SDK sent).
+// user's browser, token expiry, stream cuts, an echo of the last request an SDK sent, and a
+// webhook receiver acknowledging every delivery).
 // test/sdk-services.ts runs it for the Python and Go suites.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -52,6 +53,8 @@ export interface SdkServiceUrls {
   chat_proxy: string;
   control: string;
   echo: string;
+  /** A loopback webhook receiver (the broker allows http on loopback here); answers 204. */
+  webhook: string;
   resource: string;
   /** Provider ids by credential strategy (oauth2 and the five static ones). */
   providers: Record<string, string>;
@@ -100,7 +103,11 @@ export async function startSdkServices(): Promise<SdkServices> {
     const broker = await startBrokerService({
       sql,
       logger,
-      env: testBrokerEnv({ API_KEYS: brokerKey, ALLOWED_RETURN_DOMAINS: "localhost" }),
+      env: testBrokerEnv({
+        API_KEYS: brokerKey,
+        ALLOWED_RETURN_DOMAINS: "localhost",
+        WEBHOOK_ALLOW_HTTP_LOOPBACK: "true",
+      }),
     });
     stops.unshift(() => broker.stop());
     const gateway = await startGatewayService({
@@ -205,6 +212,10 @@ export async function startSdkServices(): Promise<SdkServices> {
         };
         return reply(res, 200, { echoed: true });
       }
+      if (url.pathname === "/webhook") {
+        res.writeHead(204).end();
+        return;
+      }
       const input = body === "" ? {} : JSON.parse(body);
       switch (`${req.method} ${url.pathname}`) {
         case "GET /echo-last":
@@ -248,6 +259,7 @@ export async function startSdkServices(): Promise<SdkServices> {
         chat_proxy: `${chatProxy.url}/api/v1`,
         control: controlUrl,
         echo: `${controlUrl}/echo`,
+        webhook: `${controlUrl}/webhook`,
         resource: resource.url,
         providers,
       },

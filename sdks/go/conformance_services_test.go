@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The cases of sdks/conformance/services.json against the real services (the Python and
@@ -154,6 +156,40 @@ func callStep(ctx context.Context, gateway *GatewayClient, memory *MemoryClient,
 		return gateway.CreateAgentSession(ctx, CreateAgentSessionInput{AgentID: str("agent_id"), ConnectionID: str("connection_id"), WorkspaceID: str("workspace_id")})
 	case "gateway.get_agent_session":
 		return gateway.GetAgentSession(ctx, str("session_id"))
+	case "gateway.create_webhook", "gateway.update_webhook":
+		input := WebhookInput{Name: str("name"), URL: str("url"), Secret: str("secret")}
+		events, _ := a["event_types"].([]any)
+		for _, event := range events {
+			input.EventTypes = append(input.EventTypes, event.(string))
+		}
+		if enabled, ok := a["enabled"].(bool); ok {
+			input.Enabled = &enabled
+		}
+		if description, ok := a["description"].(string); ok {
+			input.Description = &description
+		}
+		if call == "gateway.create_webhook" {
+			return gateway.CreateWebhook(ctx, input)
+		}
+		return gateway.UpdateWebhook(ctx, str("webhook_id"), input)
+	case "gateway.list_webhooks":
+		return gateway.ListWebhooks(ctx)
+	case "gateway.get_webhook":
+		return gateway.GetWebhook(ctx, str("webhook_id"))
+	case "gateway.delete_webhook":
+		return gateway.DeleteWebhook(ctx, str("webhook_id"))
+	case "gateway.list_webhook_deliveries":
+		limit, _ := a["limit"].(float64)
+		offset, _ := a["offset"].(float64)
+		return gateway.ListWebhookDeliveries(ctx, str("webhook_id"), WebhookDeliveryQuery{Status: str("status"), Limit: int(limit), Offset: int(offset)})
+	case "gateway.rotate_webhook_secret":
+		var options []CallOption
+		if seconds, ok := a["overlap_seconds"].(float64); ok {
+			options = append(options, WithOverlap(time.Duration(seconds)*time.Second))
+		}
+		return gateway.RotateWebhookSecret(ctx, str("webhook_id"), options...)
+	case "gateway.redeliver_webhook":
+		return gateway.RedeliverWebhook(ctx, str("webhook_id"), str("delivery_id"))
 	case "memory.create_session":
 		return memory.CreateSession(ctx, CreateSessionInput{TenantID: str("tenant_id"), UserID: str("user_id"), AgentID: str("agent_id")})
 	case "memory.store_interaction":
@@ -180,6 +216,11 @@ func resolve(value any, names map[string]any) any {
 		}
 		var found any = names
 		for _, part := range strings.Split(v[1:], ".") {
+			if list, ok := found.([]any); ok {
+				index, _ := strconv.Atoi(part)
+				found = list[index]
+				continue
+			}
 			found = found.(map[string]any)[part]
 		}
 		return found
@@ -206,6 +247,12 @@ func contains(actual, expected any, path string) string {
 		if want == "<any>" {
 			if actual == nil || actual == "" {
 				return path + " is empty"
+			}
+			return ""
+		}
+		if want == "<none>" {
+			if actual != nil && actual != "" {
+				return fmt.Sprintf("%s is %v, want none", path, actual)
 			}
 			return ""
 		}

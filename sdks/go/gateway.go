@@ -3,11 +3,13 @@ package atrium
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 )
 
 // GatewayClient talks to the gateway's /v1 API: connection tokens (cached, one fetch in flight
-// per connection), refresh, revocation, connections, agents and agent sessions.
+// per connection), refresh, revocation, connections, agents, agent sessions and webhook
+// subscriptions.
 type GatewayClient struct {
 	svc   *service
 	cache *tokenCache
@@ -68,6 +70,7 @@ type callSettings struct {
 	workspaceID string
 	bypassCache bool
 	reason      string
+	overlap     *time.Duration
 }
 
 // InWorkspace scopes the call: a connection or agent of another workspace answers 404.
@@ -80,6 +83,12 @@ func BypassCache() CallOption { return func(s *callSettings) { s.bypassCache = t
 
 // WithReason is recorded with a revocation.
 func WithReason(reason string) CallOption { return func(s *callSettings) { s.reason = reason } }
+
+// WithOverlap keeps the previous secret valid this long after RotateWebhookSecret (whole seconds;
+// default and maximum 24 h, 0 revokes it at once).
+func WithOverlap(overlap time.Duration) CallOption {
+	return func(s *callSettings) { s.overlap = &overlap }
+}
 
 func settingsOf(options []CallOption) callSettings {
 	var s callSettings
@@ -205,4 +214,79 @@ func (g *GatewayClient) GetAgentSession(ctx context.Context, sessionID string) (
 	var session AgentSession
 	err := g.svc.call(ctx, "GET", "v1/agent-sessions/"+seg(sessionID), nil, nil, &session, nil)
 	return &session, err
+}
+
+func webhookPath(webhookID string) string { return "v1/webhooks/" + seg(webhookID) }
+
+// CreateWebhook subscribes input.URL to input.EventTypes. Without a Secret one is generated and
+// returned in this answer only. Webhooks hear every connection event, so a gateway without
+// inbound keys answers the webhook calls with 412.
+func (g *GatewayClient) CreateWebhook(ctx context.Context, input WebhookInput) (*Webhook, error) {
+	var webhook Webhook
+	err := g.svc.call(ctx, "POST", "v1/webhooks", nil, input, &webhook, nil)
+	return &webhook, err
+}
+
+func (g *GatewayClient) ListWebhooks(ctx context.Context) ([]Webhook, error) {
+	var result struct{ Webhooks []Webhook }
+	err := g.svc.call(ctx, "GET", "v1/webhooks", nil, nil, &result, nil)
+	return result.Webhooks, err
+}
+
+func (g *GatewayClient) GetWebhook(ctx context.Context, webhookID string) (*Webhook, error) {
+	var webhook Webhook
+	err := g.svc.call(ctx, "GET", webhookPath(webhookID), nil, nil, &webhook, nil)
+	return &webhook, err
+}
+
+// UpdateWebhook changes the fields set in input; the others keep their values.
+func (g *GatewayClient) UpdateWebhook(ctx context.Context, webhookID string, input WebhookInput) (*Webhook, error) {
+	var webhook Webhook
+	err := g.svc.call(ctx, "PATCH", webhookPath(webhookID), nil, input, &webhook, nil)
+	return &webhook, err
+}
+
+// DeleteWebhook deletes the subscription with its deliveries.
+func (g *GatewayClient) DeleteWebhook(ctx context.Context, webhookID string) (*DeleteWebhookResult, error) {
+	var result DeleteWebhookResult
+	err := g.svc.call(ctx, "DELETE", webhookPath(webhookID), nil, nil, &result, nil)
+	return &result, err
+}
+
+// ListWebhookDeliveries returns the subscription's deliveries, newest first, each with every
+// attempt.
+func (g *GatewayClient) ListWebhookDeliveries(ctx context.Context, webhookID string, q WebhookDeliveryQuery) ([]WebhookDelivery, error) {
+	limit, offset := "", ""
+	if q.Limit > 0 {
+		limit = strconv.Itoa(q.Limit)
+	}
+	if q.Offset > 0 {
+		offset = strconv.Itoa(q.Offset)
+	}
+	var result struct{ Deliveries []WebhookDelivery }
+	err := g.svc.call(ctx, "GET", webhookPath(webhookID)+"/deliveries",
+		query("status", q.Status, "limit", limit, "offset", offset), nil, &result, nil)
+	return result.Deliveries, err
+}
+
+// RotateWebhookSecret replaces the secret with a generated one, returned in this answer only; the
+// previous one stays valid for WithOverlap (default 24 h).
+func (g *GatewayClient) RotateWebhookSecret(ctx context.Context, webhookID string, options ...CallOption) (*Webhook, error) {
+	s := settingsOf(options)
+	body := map[string]int{}
+	if s.overlap != nil {
+		body["overlap_seconds"] = int(s.overlap.Seconds())
+	}
+	var webhook Webhook
+	err := g.svc.call(ctx, "POST", webhookPath(webhookID)+"/rotate-secret", nil, body, &webhook, nil)
+	return &webhook, err
+}
+
+// RedeliverWebhook puts a failed delivery back to pending with the same webhook-id; a delivered
+// or still pending one answers 412.
+func (g *GatewayClient) RedeliverWebhook(ctx context.Context, webhookID, deliveryID string) (*WebhookDelivery, error) {
+	var delivery WebhookDelivery
+	err := g.svc.call(ctx, "POST", webhookPath(webhookID)+"/deliveries/"+seg(deliveryID)+"/redeliver",
+		nil, map[string]string{}, &delivery, nil)
+	return &delivery, err
 }

@@ -187,3 +187,27 @@ func TestTransportCanBeToldNotToRetry(t *testing.T) {
 		t.Fatal(res, err, *refreshes)
 	}
 }
+
+// PATCH merges what is sent: unset fields stay out of the body, an explicit false does not.
+func TestUpdateWebhookSendsOnlyTheFieldsSet(t *testing.T) {
+	var method, path string
+	var body map[string]any
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method, path = r.Method, r.URL.EscapedPath()
+		json.NewDecoder(r.Body).Decode(&body)
+		io.WriteString(w, `{"id":"wh/1","enabled":false}`)
+	}))
+	defer server.Close()
+	gateway, _ := NewGatewayClient(server.URL)
+	disabled := false
+	webhook, err := gateway.UpdateWebhook(context.Background(), "wh/1", WebhookInput{Enabled: &disabled})
+	if err != nil || webhook.Enabled {
+		t.Fatalf("got %#v, %v", webhook, err)
+	}
+	if method != "PATCH" || path != "/v1/webhooks/wh%2F1" {
+		t.Errorf("sent %s %s", method, path)
+	}
+	if len(body) != 1 || body["enabled"] != false {
+		t.Errorf("sent body %v", body)
+	}
+}

@@ -25,6 +25,7 @@ type services struct {
 	ChatProxy     string            `json:"chat_proxy"`
 	Control       string            `json:"control"`
 	Echo          string            `json:"echo"`
+	Webhook       string            `json:"webhook"`
 	Resource      string            `json:"resource"`
 	Providers     map[string]string `json:"providers"`
 }

@@ -138,3 +138,78 @@ type CreateAgentSessionInput struct {
 	ConnectionID string `json:"connection_id"`
 	WorkspaceID  string `json:"workspace_id"`
 }
+
+// Webhook is a webhook subscription. Secret is set only in the answer of CreateWebhook (when the
+// secret was generated) and of RotateWebhookSecret: it is never returned again.
+type Webhook struct {
+	ID         string   `json:"id"`
+	Name       string   `json:"name"`
+	URL        string   `json:"url"`
+	EventTypes []string `json:"event_types"`
+	// A disabled subscription gets no new events; its pending deliveries wait.
+	Enabled     bool   `json:"enabled"`
+	Description string `json:"description"`
+	// First 16 hex characters of the secret's SHA-256.
+	SecretFingerprint string `json:"secret_fingerprint"`
+	Secret            string `json:"secret,omitempty"`
+	CreatedAt         string `json:"created_at,omitempty"`
+	UpdatedAt         string `json:"updated_at,omitempty"`
+	// Set while a rotated-out secret is still accepted; deliveries carry both signatures.
+	PreviousSecretExpiresAt string `json:"previous_secret_expires_at,omitempty"`
+}
+
+// WebhookInput creates a subscription (Name, URL and EventTypes required) or, in UpdateWebhook,
+// changes the fields set; the others keep their values.
+type WebhookInput struct {
+	// Unique, a-z0-9._-.
+	Name string `json:"name,omitempty"`
+	// https (or http on loopback with WEBHOOK_ALLOW_HTTP_LOOPBACK); never a non-public address.
+	URL        string   `json:"url,omitempty"`
+	EventTypes []string `json:"event_types,omitempty"`
+	// whsec_ + base64 of 24-64 bytes; generated (and returned once) when empty on create. In an
+	// update it replaces the current secret without overlap.
+	Secret      string  `json:"secret,omitempty"`
+	Enabled     *bool   `json:"enabled,omitempty"`
+	Description *string `json:"description,omitempty"`
+}
+
+type DeleteWebhookResult struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// WebhookDeliveryQuery filters ListWebhookDeliveries; zero values are not sent.
+type WebhookDeliveryQuery struct {
+	// pending, delivered or failed; all when empty.
+	Status string
+	// Default 50, maximum 500.
+	Limit  int
+	Offset int
+}
+
+type WebhookAttempt struct {
+	Attempt int `json:"attempt"`
+	// 0 when no response arrived.
+	StatusCode  int    `json:"status_code"`
+	Error       string `json:"error"`
+	DurationMs  int    `json:"duration_ms"`
+	AttemptedAt string `json:"attempted_at,omitempty"`
+}
+
+// WebhookDelivery is one event for one subscription; its ID is the webhook-id header, the same
+// on every retry.
+type WebhookDelivery struct {
+	ID        string `json:"id"`
+	WebhookID string `json:"webhook_id"`
+	EventType string `json:"event_type"`
+	// pending, delivered or failed (retries exhausted).
+	Status        string `json:"status"`
+	AttemptCount  int    `json:"attempt_count"`
+	NextAttemptAt string `json:"next_attempt_at,omitempty"`
+	LastError     string `json:"last_error"`
+	CreatedAt     string `json:"created_at,omitempty"`
+	DeliveredAt   string `json:"delivered_at,omitempty"`
+	// The signed JSON body: {"type", "timestamp", "data"}.
+	Payload  string           `json:"payload"`
+	Attempts []WebhookAttempt `json:"attempts"`
+}

@@ -215,3 +215,32 @@ describe("gateway client: agents", () => {
     });
   });
 });
+
+describe("gateway client: webhooks", () => {
+  let gateway: LoopbackServer;
+  before(async () => {
+    gateway = await startLoopbackServer((_request, response) =>
+      sendJson(response, 200, { id: "wh/1", deliveries: [] }),
+    );
+  });
+  after(() => gateway.close());
+
+  it("sends only the fields to change, the overlap only when given, ids escaped", async () => {
+    const client = createGatewayClient({ baseUrl: gateway.url });
+    const sent = () => {
+      const last = gateway.requests.at(-1);
+      return [`${last?.method} ${last?.url}`, String(last?.body)];
+    };
+    await client.updateWebhook("wh/1", { enabled: false });
+    assert.deepEqual(sent(), ["PATCH /v1/webhooks/wh%2F1", '{"enabled":false}']);
+    await client.rotateWebhookSecret("wh/1");
+    assert.deepEqual(sent(), ["POST /v1/webhooks/wh%2F1/rotate-secret", "{}"]);
+    await client.rotateWebhookSecret("wh/1", { overlapSeconds: 0 });
+    assert.deepEqual(sent(), ["POST /v1/webhooks/wh%2F1/rotate-secret", '{"overlap_seconds":0}']);
+    assert.deepEqual(
+      await client.listWebhookDeliveries("wh/1", { status: "failed", limit: 5 }),
+      [],
+    );
+    assert.equal(sent()[0], "GET /v1/webhooks/wh%2F1/deliveries?status=failed&limit=5");
+  });
+});

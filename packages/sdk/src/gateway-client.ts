@@ -8,11 +8,16 @@ import type {
   ConnectionToken,
   CreateAgentInput,
   CreateAgentSessionInput,
+  CreateWebhookInput,
   CredentialStrategy,
+  DeleteWebhookResult,
   RefreshResult,
   RevocationResult,
   StartConnectionInput,
   StartConnectionResult,
+  UpdateWebhookInput,
+  Webhook,
+  WebhookDelivery,
 } from "./gateway-types.js";
 import { createHttpClient, type FetchLike } from "./http-client.js";
 import { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
@@ -50,6 +55,21 @@ export interface AgentScope {
   signal?: AbortSignal;
 }
 
+export interface WebhookDeliveriesQuery {
+  /** pending, delivered or failed; all when omitted. */
+  status?: string;
+  /** Default 50, maximum 500. */
+  limit?: number;
+  offset?: number;
+  signal?: AbortSignal;
+}
+
+export interface RotateWebhookSecretOptions {
+  /** How long the previous secret stays valid: default and maximum 86400, 0 revokes it at once. */
+  overlapSeconds?: number;
+  signal?: AbortSignal;
+}
+
 export interface FetcherOptions {
   workspaceId?: string;
   /** Overrides the strategy the gateway derived from the provider. */
@@ -81,6 +101,37 @@ export interface GatewayClient {
   /** 404 for an unknown agent, 412 for a disabled one. */
   createAgentSession(input: CreateAgentSessionInput): Promise<AgentSession>;
   getAgentSession(sessionId: string): Promise<AgentSession>;
+  /**
+   * Webhook subscriptions hear every connection event, so a gateway without inbound keys answers
+   * these with 412. `secret` is in the answer only when it was generated.
+   */
+  createWebhook(input: CreateWebhookInput, options?: { signal?: AbortSignal }): Promise<Webhook>;
+  listWebhooks(options?: { signal?: AbortSignal }): Promise<Webhook[]>;
+  getWebhook(webhookId: string, options?: { signal?: AbortSignal }): Promise<Webhook>;
+  /** Changes the fields given; a new `secret` replaces the current one without overlap. */
+  updateWebhook(
+    webhookId: string,
+    input: UpdateWebhookInput,
+    options?: { signal?: AbortSignal },
+  ): Promise<Webhook>;
+  /** Deletes the subscription with its deliveries. */
+  deleteWebhook(
+    webhookId: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<DeleteWebhookResult>;
+  /** Newest first, each with every attempt. */
+  listWebhookDeliveries(
+    webhookId: string,
+    query?: WebhookDeliveriesQuery,
+  ): Promise<WebhookDelivery[]>;
+  /** A new secret, in this answer only; the previous one stays valid for the overlap. */
+  rotateWebhookSecret(webhookId: string, options?: RotateWebhookSecretOptions): Promise<Webhook>;
+  /** A failed delivery pending again with the same `webhook-id`; 412 when delivered or pending. */
+  redeliverWebhook(
+    webhookId: string,
+    deliveryId: string,
+    options?: { signal?: AbortSignal },
+  ): Promise<WebhookDelivery>;
   /** A fetch that injects this connection's credential into every request it sends. */
   createFetcher(connectionId: string, options?: FetcherOptions): FetchLike;
 }
@@ -275,7 +326,51 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     getAgentSession(sessionId) {
       return http.json("GET", `v1/agent-sessions/${encodeURIComponent(sessionId)}`);
     },
+    createWebhook(input, request = {}) {
+      return http.json("POST", "v1/webhooks", { body: input, signal: request.signal });
+    },
+    async listWebhooks(request = {}) {
+      const result = await http.json<{ webhooks?: Webhook[] }>("GET", "v1/webhooks", {
+        signal: request.signal,
+      });
+      return result.webhooks ?? [];
+    },
+    getWebhook(webhookId, request = {}) {
+      return http.json("GET", webhookPath(webhookId), { signal: request.signal });
+    },
+    updateWebhook(webhookId, input, request = {}) {
+      return http.json("PATCH", webhookPath(webhookId), { body: input, signal: request.signal });
+    },
+    deleteWebhook(webhookId, request = {}) {
+      return http.json("DELETE", webhookPath(webhookId), { signal: request.signal });
+    },
+    async listWebhookDeliveries(webhookId, { signal, ...query } = {}) {
+      const result = await http.json<{ deliveries?: WebhookDelivery[] }>(
+        "GET",
+        `${webhookPath(webhookId)}/deliveries`,
+        { query, signal },
+      );
+      return result.deliveries ?? [];
+    },
+    rotateWebhookSecret(webhookId, request = {}) {
+      return http.json("POST", `${webhookPath(webhookId)}/rotate-secret`, {
+        body:
+          request.overlapSeconds === undefined ? {} : { overlap_seconds: request.overlapSeconds },
+        signal: request.signal,
+      });
+    },
+    redeliverWebhook(webhookId, deliveryId, request = {}) {
+      return http.json(
+        "POST",
+        `${webhookPath(webhookId)}/deliveries/${encodeURIComponent(deliveryId)}/redeliver`,
+        { body: {}, signal: request.signal },
+      );
+    },
   };
+}
+
+function webhookPath(webhookId: string): string {
+  return `v1/webhooks/${encodeURIComponent(webhookId)}`;
 }
 
 function parseJson(text: string): unknown {

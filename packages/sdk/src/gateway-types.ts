@@ -149,3 +149,73 @@ export interface CreateAgentInput {
   description?: string;
   metadata?: Record<string, string>;
 }
+
+/** A webhook subscription (docs/webhooks.md). */
+export interface Webhook {
+  id: string;
+  name: string;
+  url: string;
+  event_types: string[];
+  /** A disabled subscription gets no new events; its pending deliveries wait. */
+  enabled: boolean;
+  description: string;
+  /** First 16 hex characters of the secret's SHA-256. */
+  secret_fingerprint: string;
+  /**
+   * `whsec_…`, set only in the answer of createWebhook (when the secret was generated) and of
+   * rotateWebhookSecret: it is never returned again.
+   */
+  secret?: string;
+  created_at?: string;
+  updated_at?: string;
+  /** Set while a rotated-out secret is still accepted; deliveries carry both signatures. */
+  previous_secret_expires_at?: string;
+}
+
+export interface CreateWebhookInput {
+  /** Unique, `a-z0-9._-`. */
+  name: string;
+  /** https (or http on loopback with WEBHOOK_ALLOW_HTTP_LOOPBACK); never a non-public address. */
+  url: string;
+  /** At least one of the events of docs/webhooks.md, e.g. `connection.attention_required`. */
+  event_types: string[];
+  /** `whsec_` + base64 of 24-64 bytes; generated (and returned once) when omitted. */
+  secret?: string;
+  /** Default true. */
+  enabled?: boolean;
+  description?: string;
+}
+
+/** The fields to change; the others keep their values. A new secret revokes any previous one. */
+export type UpdateWebhookInput = Partial<CreateWebhookInput>;
+
+export interface DeleteWebhookResult {
+  id: string;
+  deleted: boolean;
+}
+
+export interface WebhookAttempt {
+  attempt: number;
+  /** 0 when no response arrived. */
+  status_code: number;
+  error: string;
+  duration_ms: number;
+  attempted_at?: string;
+}
+
+/** One event for one subscription; its id is the `webhook-id` header, the same on every retry. */
+export interface WebhookDelivery {
+  id: string;
+  webhook_id: string;
+  event_type: string;
+  /** pending, delivered or failed (retries exhausted). */
+  status: string;
+  attempt_count: number;
+  next_attempt_at?: string;
+  last_error: string;
+  created_at?: string;
+  delivered_at?: string;
+  /** The signed JSON body: `{"type", "timestamp", "data"}`. */
+  payload: string;
+  attempts: WebhookAttempt[];
+}

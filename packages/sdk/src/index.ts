@@ -16,6 +16,8 @@ export {
   type GatewayClientOptions,
   type GetTokenOptions,
   type RevokeOptions,
+  type RotateWebhookSecretOptions,
+  type WebhookDeliveriesQuery,
 } from "./gateway-client.js";
 export type * from "./gateway-types.js";
 export type { FetchLike } from "./http-client.js";

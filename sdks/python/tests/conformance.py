@@ -33,7 +33,7 @@ def resolve(value: Any, names: Dict[str, Any]) -> Any:
     if isinstance(value, str) and value.startswith("$"):
         found: Any = names
         for part in value[1:].split("."):
-            found = found[part]
+            found = found[int(part)] if isinstance(found, list) else found[part]
         return found
     if isinstance(value, dict):
         return {k: resolve(v, names) for k, v in value.items()}
@@ -46,6 +46,8 @@ def contains(actual: Any, expected: Any, path: str = "result") -> Optional[str]:
     """Why ``actual`` does not contain ``expected``, or None when it does."""
     if expected == "<any>":
         return None if actual not in (None, "", [], {}) else f"{path} is empty"
+    if expected == "<none>":
+        return None if actual in (None, "") else f"{path} is {actual!r}, want none"
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
             return f"{path} is {actual!r}, not an object"

@@ -2,6 +2,7 @@
 in flight per connection, and the oauth2 refresh-and-retry of ConnectionAuth."""
 
 import asyncio
+import json
 import threading
 import time
 from typing import Callable, List
@@ -157,3 +158,17 @@ def test_async_auth_refreshes_once_on_401() -> None:
 
     assert asyncio.run(run()) == 200
     assert state["refreshes"] == 1
+
+
+def test_update_webhook_sends_only_the_fields_given() -> None:
+    # PATCH merges what is sent: an unset field must stay out of the body, False must not.
+    seen: List[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"id": "wh/1", "enabled": False})
+
+    client(handler).update_webhook("wh/1", enabled=False)
+    assert seen[0].method == "PATCH"
+    assert seen[0].url.raw_path == b"/v1/webhooks/wh%2F1"
+    assert json.loads(seen[0].content) == {"enabled": False}

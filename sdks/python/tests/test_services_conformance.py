@@ -41,6 +41,20 @@ def _methods(gateway: Any, memory: Any, chat: Any) -> Dict[str, Any]:
         "gateway.create_agent_session": lambda a: gateway.create_agent_session(
             a["agent_id"], a["connection_id"], a["workspace_id"]),
         "gateway.get_agent_session": lambda a: gateway.get_agent_session(a["session_id"]),
+        "gateway.create_webhook": lambda a: gateway.create_webhook(
+            a["name"], a["url"], a["event_types"], secret=a.get("secret"), enabled=a.get("enabled"),
+            description=a.get("description")),
+        "gateway.list_webhooks": lambda a: gateway.list_webhooks(),
+        "gateway.get_webhook": lambda a: gateway.get_webhook(a["webhook_id"]),
+        "gateway.update_webhook": lambda a: gateway.update_webhook(
+            a["webhook_id"], name=a.get("name"), url=a.get("url"), event_types=a.get("event_types"),
+            secret=a.get("secret"), enabled=a.get("enabled"), description=a.get("description")),
+        "gateway.delete_webhook": lambda a: gateway.delete_webhook(a["webhook_id"]),
+        "gateway.list_webhook_deliveries": lambda a: gateway.list_webhook_deliveries(
+            a["webhook_id"], status=a.get("status"), limit=a.get("limit"), offset=a.get("offset")),
+        "gateway.rotate_webhook_secret": lambda a: gateway.rotate_webhook_secret(
+            a["webhook_id"], overlap_seconds=a.get("overlap_seconds")),
+        "gateway.redeliver_webhook": lambda a: gateway.redeliver_webhook(a["webhook_id"], a["delivery_id"]),
         "memory.create_session": lambda a: memory.create_session(
             a["tenant_id"], a["user_id"], agent_id=a.get("agent_id")),
         "memory.store_interaction": lambda a: memory.store_interaction(

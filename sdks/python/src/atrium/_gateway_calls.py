@@ -99,3 +99,55 @@ def create_agent_session(agent_id: str, connection_id: str, workspace_id: str) -
 
 def get_agent_session(session_id: str) -> Call:
     return _call("GET", f"v1/agent-sessions/{segment(session_id)}")
+
+
+def _webhook(webhook_id: str) -> str:
+    return f"v1/webhooks/{segment(webhook_id)}"
+
+
+def _webhook_fields(name: Optional[str], url: Optional[str], event_types: Optional[List[str]],
+                    secret: Optional[str], enabled: Optional[bool],
+                    description: Optional[str]) -> Dict[str, Any]:
+    return _drop_none({"name": name, "url": url, "event_types": event_types, "secret": secret,
+                       "enabled": enabled, "description": description})
+
+
+def create_webhook(name: str, url: str, event_types: List[str], secret: Optional[str],
+                   enabled: Optional[bool], description: Optional[str]) -> Call:
+    return _call("POST", "v1/webhooks",
+                 body=_webhook_fields(name, url, event_types, secret, enabled, description))
+
+
+def list_webhooks() -> Call:
+    return _call("GET", "v1/webhooks", unwrap="webhooks")
+
+
+def get_webhook(webhook_id: str) -> Call:
+    return _call("GET", _webhook(webhook_id))
+
+
+def update_webhook(webhook_id: str, name: Optional[str], url: Optional[str],
+                   event_types: Optional[List[str]], secret: Optional[str],
+                   enabled: Optional[bool], description: Optional[str]) -> Call:
+    return _call("PATCH", _webhook(webhook_id),
+                 body=_webhook_fields(name, url, event_types, secret, enabled, description))
+
+
+def delete_webhook(webhook_id: str) -> Call:
+    return _call("DELETE", _webhook(webhook_id))
+
+
+def list_webhook_deliveries(webhook_id: str, status: Optional[str], limit: Optional[int],
+                            offset: Optional[int]) -> Call:
+    return _call("GET", f"{_webhook(webhook_id)}/deliveries",
+                 {"status": status, "limit": limit, "offset": offset}, unwrap="deliveries")
+
+
+def rotate_webhook_secret(webhook_id: str, overlap_seconds: Optional[int]) -> Call:
+    return _call("POST", f"{_webhook(webhook_id)}/rotate-secret",
+                 body=_drop_none({"overlap_seconds": overlap_seconds}))
+
+
+def redeliver_webhook(webhook_id: str, delivery_id: str) -> Call:
+    return _call("POST", f"{_webhook(webhook_id)}/deliveries/{segment(delivery_id)}/redeliver",
+                 body={})

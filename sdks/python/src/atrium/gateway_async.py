@@ -1,4 +1,5 @@
-"""The gateway client (async): connection tokens, refresh, revocation, connections and agents."""
+"""The gateway client (async): connection tokens, refresh, revocation, connections, agents
+and webhook subscriptions."""
 
 from __future__ import annotations
 
@@ -18,9 +19,12 @@ from .types import (
     Connection,
     ConnectionToken,
     CredentialStrategy,
+    DeleteWebhookResult,
     RefreshResult,
     RevocationResult,
     StartConnectionResult,
+    Webhook,
+    WebhookDelivery,
 )
 
 
@@ -148,6 +152,70 @@ class AsyncGatewayClient:
 
     async def get_agent_session(self, session_id: str) -> AgentSession:
         return await self._t.send(calls.get_agent_session(session_id))
+
+    async def create_webhook(
+        self,
+        name: str,
+        url: str,
+        event_types: List[str],
+        *,
+        secret: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        description: Optional[str] = None,
+    ) -> Webhook:
+        """Subscribes ``url`` to ``event_types``. Without ``secret`` one is generated and returned
+        in this answer only. Webhooks hear every connection event, so a gateway without inbound
+        keys answers these calls with 412."""
+        return await self._t.send(calls.create_webhook(name, url, event_types, secret, enabled, description))
+
+    async def list_webhooks(self) -> List[Webhook]:
+        return await self._t.send(calls.list_webhooks())
+
+    async def get_webhook(self, webhook_id: str) -> Webhook:
+        return await self._t.send(calls.get_webhook(webhook_id))
+
+    async def update_webhook(
+        self,
+        webhook_id: str,
+        *,
+        name: Optional[str] = None,
+        url: Optional[str] = None,
+        event_types: Optional[List[str]] = None,
+        secret: Optional[str] = None,
+        enabled: Optional[bool] = None,
+        description: Optional[str] = None,
+    ) -> Webhook:
+        """Changes the fields given; a new ``secret`` replaces the current one without overlap."""
+        return await self._t.send(
+            calls.update_webhook(webhook_id, name, url, event_types, secret, enabled, description)
+        )
+
+    async def delete_webhook(self, webhook_id: str) -> DeleteWebhookResult:
+        """Deletes the subscription with its deliveries."""
+        return await self._t.send(calls.delete_webhook(webhook_id))
+
+    async def list_webhook_deliveries(
+        self,
+        webhook_id: str,
+        *,
+        status: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+    ) -> List[WebhookDelivery]:
+        """Newest first, each with every attempt; ``status`` is pending, delivered or failed."""
+        return await self._t.send(calls.list_webhook_deliveries(webhook_id, status, limit, offset))
+
+    async def rotate_webhook_secret(
+        self, webhook_id: str, *, overlap_seconds: Optional[int] = None
+    ) -> Webhook:
+        """A new secret, in this answer only; the previous one stays valid for ``overlap_seconds``
+        (default and maximum 86400, 0 revokes it at once)."""
+        return await self._t.send(calls.rotate_webhook_secret(webhook_id, overlap_seconds))
+
+    async def redeliver_webhook(self, webhook_id: str, delivery_id: str) -> WebhookDelivery:
+        """A failed delivery pending again with the same ``webhook-id``; 412 when delivered or
+        pending."""
+        return await self._t.send(calls.redeliver_webhook(webhook_id, delivery_id))
 
     def auth(
         self,

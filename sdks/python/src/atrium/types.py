@@ -110,6 +110,52 @@ class AgentSession(TypedDict, total=False):
     close_reason: str
 
 
+class Webhook(TypedDict, total=False):
+    """A webhook subscription; ``secret`` is set only in the answer of ``create_webhook`` (when the
+    secret was generated) and of ``rotate_webhook_secret``."""
+
+    id: str
+    name: str
+    url: str
+    event_types: List[str]
+    enabled: bool
+    description: str
+    secret_fingerprint: str
+    secret: str
+    created_at: str
+    updated_at: str
+    previous_secret_expires_at: str
+
+
+class DeleteWebhookResult(TypedDict):
+    id: str
+    deleted: bool
+
+
+class WebhookAttempt(TypedDict, total=False):
+    attempt: int
+    status_code: int
+    error: str
+    duration_ms: int
+    attempted_at: str
+
+
+class WebhookDelivery(TypedDict, total=False):
+    """One event for one subscription; ``id`` is the ``webhook-id`` header, the same on every retry."""
+
+    id: str
+    webhook_id: str
+    event_type: str
+    status: str
+    attempt_count: int
+    next_attempt_at: str
+    last_error: str
+    created_at: str
+    delivered_at: str
+    payload: str
+    attempts: List[WebhookAttempt]
+
+
 class CreateSessionResult(TypedDict):
     session_id: str
     created_at: str
