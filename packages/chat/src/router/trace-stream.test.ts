@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { type IncomingMessage, request } from "node:http";
 import { type AddressInfo, createServer } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -149,4 +150,51 @@ test("a stream whose Redis feed drops mid-step ends with an error event telling 
       ["error", interruptedMessage],
     ],
   );
+});
+
+test("clients that stop reading get every event once, in order, when they read again", async (t) => {
+  const chat = await startTestChatApp(createMemoryCache(), async () => ({
+    status: "success",
+    metadata: {},
+  }));
+  t.after(() => chat.close());
+  const workflowId = "wf_slow_readers";
+  // 24 MB in all, well past what the kernel buffers on loopback: the server has to hold events
+  // back, for the first client while live, for the second during its replay too.
+  const padding = "x".repeat(64 * 1024);
+  const count = 384;
+  const publish = (i: number) =>
+    chat.bus.publish({
+      workflow_id: workflowId,
+      step_id: "step_1",
+      type: i === count ? "step_complete" : "thinking",
+      data: { i, padding },
+    });
+  const connectPaused = async () => {
+    const subscribers = chat.bus.cache?.subscriberCount() ?? 0;
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(`${chat.base}/api/v1/chat/stream/${workflowId}`, resolve);
+      req.on("error", reject);
+      req.end();
+    });
+    response.pause();
+    while (chat.bus.cache?.subscriberCount() === subscribers) await sleep(10);
+    return response;
+  };
+  const readAll = async (response: IncomingMessage) => {
+    response.setEncoding("utf8");
+    let text = "";
+    for await (const chunk of response) text += chunk;
+    return text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => (JSON.parse(line.slice(6)) as TraceEvent).seq);
+  };
+  const live = await connectPaused();
+  for (let i = 1; i <= count / 2; i++) await publish(i);
+  const replaying = await connectPaused();
+  for (let i = count / 2 + 1; i <= count; i++) await publish(i);
+  const expected = Array.from({ length: count }, (_, i) => i + 1);
+  assert.deepEqual(await readAll(live), expected);
+  assert.deepEqual(await readAll(replaying), expected);
 });

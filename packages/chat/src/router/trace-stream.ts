@@ -69,9 +69,16 @@ export function serveTraceStream(
   const { bus, workflowId } = options;
   let lastSent = options.lastEventId;
   let closed = false;
+  // Once the backlog is out, a live event is written from the feed's handler itself while the
+  // client keeps up: no queue, promise or timer per event, which at thousands of events a second
+  // is most of a stream's cost. A blocked client (or the backlog still going out) queues instead.
+  let streaming = false;
+  let blocked = false;
+  let completed = false;
   let wake: (() => void) | undefined;
   const live: Live[] = [];
   let lastActivity = Date.now();
+  let lastWrite = lastActivity;
 
   let shuttingDown = false;
   let interrupted = false;
@@ -93,44 +100,47 @@ export function serveTraceStream(
   res.writeHead(200, sseHeaders);
   res.flushHeaders();
 
-  const write = async (chunk: string) => {
-    if (closed) return;
-    if (res.write(chunk)) return;
-    // A slow client: wait for its buffer to drain rather than queueing without bound.
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off("drain", done);
-        wake = undefined;
-        resolve();
-      };
-      res.once("drain", done);
-      wake = done;
-    });
+  const onDrain = () => {
+    blocked = false;
+    wake?.();
   };
-  const send = async ({ event, json }: Live) => {
+  const write = (chunk: string) => {
+    lastWrite = Date.now();
+    // A slow client: nothing more is written until its buffer drains, rather than queueing in
+    // the socket without bound.
+    if (!res.write(chunk)) {
+      blocked = true;
+      res.once("drain", onDrain);
+    }
+  };
+  const send = ({ event, json }: Live) => {
     lastActivity = Date.now();
     const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    await write(`${id}data: ${json ?? JSON.stringify(event)}\n\n`);
+    write(`${id}data: ${json ?? JSON.stringify(event)}\n\n`);
   };
-  /** Forwards events newer than the last sent; returns the type of the last one forwarded. */
-  const forward = async (events: Live[]) => {
-    let last: string | undefined;
-    for (const item of events) {
-      if (closed) break;
-      const { seq } = item.event;
-      if (seq === undefined || seq <= lastSent) continue;
-      lastSent = seq;
-      last = item.event.type;
-      await send(item);
-    }
-    return last;
+  /** Writes the event unless the client has it already; returns whether it was written. */
+  const forward = (item: Live): boolean => {
+    const { seq } = item.event;
+    if (seq === undefined || seq <= lastSent) return false;
+    lastSent = seq;
+    send(item);
+    return true;
   };
+  /** Sleeps until woken (an event queued, the client drained, the stream closed) or `ms` passed. */
+  const sleep = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(true), ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    }).finally(() => {
+      wake = undefined;
+    });
 
   async function run() {
     if (!bus.cache) {
-      await send({
-        event: localEvent(workflowId, "error", { message: "no cache store configured" }),
-      });
+      send({ event: localEvent(workflowId, "error", { message: "no cache store configured" }) });
       return;
     }
     let unsubscribe: Unsubscribe | undefined;
@@ -138,6 +148,14 @@ export function serveTraceStream(
       unsubscribe = await bus.subscribe(
         workflowId,
         (event, json) => {
+          if (closed || completed) return;
+          if (streaming && !blocked && live.length === 0) {
+            if (forward({ event, json }) && event.type === "step_complete") {
+              completed = true;
+              wake?.();
+            }
+            return;
+          }
           // A client that stopped reading is cut off rather than buffered without bound; it can
           // reconnect with Last-Event-ID and catch up from the log.
           if (live.length >= maxQueuedEvents) close();
@@ -159,45 +177,43 @@ export function serveTraceStream(
       const backlog = [...replayed.map((event) => ({ event })), ...live.splice(0)];
       // A backlog that ends with step_complete means the workflow is idle and the client has it
       // all; one mid-backlog only ended an earlier step.
-      if ((await forward(backlog)) === "step_complete") return;
-      while (!closed) {
-        if (live.length > 0) {
-          const batch = live.splice(0);
-          for (const item of batch) {
-            if ((await forward([item])) === "step_complete") return;
-          }
+      let last: string | undefined;
+      for (const item of backlog) {
+        while (blocked && !closed) await sleep(options.heartbeatMs);
+        if (closed) return;
+        if (forward(item)) last = item.event.type;
+      }
+      if (last === "step_complete") return;
+      while (!closed && !completed) {
+        if (blocked) {
+          await sleep(options.heartbeatMs);
           continue;
         }
-        const remaining = options.inactivityTimeoutMs - (Date.now() - lastActivity);
+        if (live.length > 0) {
+          const item = live.shift() as Live;
+          if (forward(item) && item.event.type === "step_complete") return;
+          continue;
+        }
+        streaming = true;
+        const now = Date.now();
+        const remaining = options.inactivityTimeoutMs - (now - lastActivity);
         if (remaining <= 0) {
-          await send({
+          send({
             event: localEvent(workflowId, "timeout", {
               inactivity_ms: options.inactivityTimeoutMs,
             }),
           });
           return;
         }
-        let timedOut = false;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(
-            () => {
-              timedOut = true;
-              resolve();
-            },
-            Math.min(options.heartbeatMs, remaining),
-          );
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        wake = undefined;
-        if (timedOut && live.length === 0 && !closed) await write(": heartbeat\n\n");
+        const untilHeartbeat = options.heartbeatMs - (now - lastWrite);
+        if (untilHeartbeat <= 0) write(": heartbeat\n\n");
+        else await sleep(Math.min(untilHeartbeat, remaining));
       }
     } catch (error) {
       options.onError?.(error);
-      await send({ event: localEvent(workflowId, "error", { message: "trace stream failed" }) });
+      send({ event: localEvent(workflowId, "error", { message: "trace stream failed" }) });
     } finally {
+      res.off("drain", onDrain);
       await unsubscribe?.().catch((error) => options.onError?.(error));
     }
   }

@@ -22,3 +22,16 @@ test("appends through reused handles, creates directories, survives eviction", a
   await files.append(join(dir, "wf0", "s.jsonl"), "again\n");
   assert.equal(await readFile(join(dir, "wf0", "s.jsonl"), "utf8"), "again\n");
 });
+
+test("close waits for the write in flight", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "append-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const files = createAppendHandles();
+  const path = join(dir, "wf", "s.jsonl");
+  await files.append(path, "first\n");
+  const text = `${"x".repeat(32 * 1024 * 1024)}\n`;
+  const appending = files.append(path, text);
+  await files.close();
+  await appending;
+  assert.equal(await readFile(path, "utf8"), `first\n${text}`);
+});
