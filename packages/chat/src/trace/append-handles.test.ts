@@ -29,9 +29,14 @@ test("close waits for the write in flight", async (t) => {
   const files = createAppendHandles();
   const path = join(dir, "wf", "s.jsonl");
   await files.append(path, "first\n");
+  // Long enough that closing the descriptor alone would finish first.
   const text = `${"x".repeat(32 * 1024 * 1024)}\n`;
-  const appending = files.append(path, text);
+  let appended = false;
+  const appending = files.append(path, text).then(() => {
+    appended = true;
+  });
   await files.close();
+  assert.ok(appended, "close resolved while a write was still in flight");
   await appending;
   assert.equal(await readFile(path, "utf8"), `first\n${text}`);
 });
