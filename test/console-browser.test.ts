@@ -50,36 +50,38 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   });
   t.after(() => atrium.stop());
 
-  // A webhook receiver that fails its first delivery, so the console has a retry to show.
+  /** A webhook receiver answering each delivery with `status()`, subscribed as `name`. */
+  const subscribeReceiver = async (name: string, eventTypes: string[], status: () => number) => {
+    const receiver = createServer((_request, response) => {
+      response.statusCode = status();
+      response.end();
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    t.after(() => receiver.close());
+    return brokerCall(atrium.broker, "POST", "/webhooks", {
+      name,
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      event_types: eventTypes,
+    });
+  };
+  // A receiver that fails its first delivery, so the console has a retry to show.
   let received = 0;
-  const receiver = createServer((_request, response) => {
-    received += 1;
-    response.statusCode = received === 1 ? 500 : 204;
-    response.end();
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  t.after(() => receiver.close());
-  const webhook = await brokerCall(atrium.broker, "POST", "/webhooks", {
-    name: "ops-alerts",
-    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-    event_types: ["connection.created", "connection.revoked"],
-  });
-
+  const webhook = await subscribeReceiver(
+    "ops-alerts",
+    ["connection.created", "connection.revoked"],
+    () => {
+      received += 1;
+      return received === 1 ? 500 : 204;
+    },
+  );
   // A receiver that is down until the test fixes it: its deliveries fail for good, then one is
   // sent again from the console.
   let pagerUp = false;
   let pagerAccepted = 0;
-  const pager = createServer((_request, response) => {
-    response.statusCode = pagerUp ? 204 : 503;
-    if (pagerUp) pagerAccepted += 1;
-    response.end();
-  });
-  await new Promise<void>((resolve) => pager.listen(0, "127.0.0.1", resolve));
-  t.after(() => pager.close());
-  const pagerHook = await brokerCall(atrium.broker, "POST", "/webhooks", {
-    name: "ops-pager",
-    url: `http://127.0.0.1:${(pager.address() as AddressInfo).port}/hook`,
-    event_types: ["connection.created"],
+  const pagerHook = await subscribeReceiver("ops-pager", ["connection.created"], () => {
+    if (!pagerUp) return 503;
+    pagerAccepted += 1;
+    return 204;
   });
 
   // The provider's user-info endpoint, which the broker calls to validate a captured key.
@@ -182,19 +184,21 @@ test("the console lists, escapes and revokes connections; shows providers, audit
   await page.screenshot({ path: join(artifacts, "webhooks-1280.png"), fullPage: true });
 
   // A delivery whose retry window ran out is sent again from the console, and arrives.
-  const failedDeadline = Date.now() + 30_000;
-  const failedOnes = async () =>
+  const pagerDeliveries = async (status: string) =>
     (
       (await brokerCall(
         atrium.broker,
         "GET",
-        `/webhooks/${pagerHook.id}/deliveries?status=failed`,
+        `/webhooks/${pagerHook.id}/deliveries?status=${status}`,
       )) as { deliveries?: { id: string }[] }
     ).deliveries ?? [];
-  while ((await failedOnes()).length === 0 && Date.now() < failedDeadline) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  const [failed] = await failedOnes();
+  /** Polls the broker until `found` holds (or 30 s pass). */
+  const until = async (found: () => Promise<boolean>) => {
+    const deadline = Date.now() + 30_000;
+    while (!(await found()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  };
+  await until(async () => (await pagerDeliveries("failed")).length > 0);
+  const [failed] = await pagerDeliveries("failed");
   assert.ok(failed, "a delivery to the receiver that is down failed");
   await page.locator(`tr[data-webhook="${pagerHook.id}"]`).getByRole("button").click();
   await page.getByLabel("Status").selectOption("failed");
@@ -207,18 +211,9 @@ test("the console lists, escapes and revokes connections; shows providers, audit
     .filter({ hasText: `Delivery ${failed.id} is pending again` })
     .waitFor();
   assert.match(dialogs[1] ?? "", /^Send connection\.created delivery .* again\?$/);
-  const sentDeadline = Date.now() + 30_000;
-  const delivered = async () =>
-    (
-      (await brokerCall(
-        atrium.broker,
-        "GET",
-        `/webhooks/${pagerHook.id}/deliveries?status=delivered`,
-      )) as { deliveries?: { id: string }[] }
-    ).deliveries?.some((delivery) => delivery.id === failed.id);
-  while (!(await delivered()) && Date.now() < sentDeadline) {
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(async () =>
+    (await pagerDeliveries("delivered")).some((delivery) => delivery.id === failed.id),
+  );
   assert.ok(pagerAccepted > 0, "the redelivered event reached the receiver");
   await page.getByLabel("Status").selectOption("delivered");
   await page
