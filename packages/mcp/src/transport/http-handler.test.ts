@@ -238,6 +238,12 @@ test("the Streamable HTTP rules of a POST: statuses and JSON-RPC errors as the S
   const notified = await post({ jsonrpc: "2.0", method: "notifications/initialized" });
   assert.equal(notified.status, 202);
   assert.equal(await notified.text(), "");
+  const notifiedWithToken = await post({
+    jsonrpc: "2.0",
+    method: "notifications/initialized",
+    params: { _meta: { progressToken: "p" } },
+  });
+  assert.equal(notifiedWithToken.status, 202, "a notification opens no stream");
   const batch = await post([
     { ...list, id: "a" },
     { jsonrpc: "2.0", id: "b", method: "ping" },

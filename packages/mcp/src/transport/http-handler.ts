@@ -188,9 +188,10 @@ export function createMcpHttpHandler(): McpHttpHandler {
         }
       });
       // A call that asked for progress is answered as an SSE stream so its notifications can go
-      // first; any other is one JSON body, which spares both sides the stream's framing.
+      // first; any other is one JSON body, which spares both sides the stream's framing. Only a
+      // request (it has an id) can ask: notifications alone are answered 202 either way.
       const wantsProgress = messages.some(
-        (message) => message.params?._meta?.progressToken !== undefined,
+        (message) => message.id !== undefined && message.params?._meta?.progressToken !== undefined,
       );
       const sink = wantsProgress ? sseAnswer(res) : jsonAnswer(res);
       // Settles when the answer is written, or when the client left before it was.
