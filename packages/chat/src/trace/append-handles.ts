@@ -33,6 +33,7 @@ function appendAll(fd: number, data: Buffer): Promise<void> {
     next(0);
   });
 }
+
 /**
  * Appends to files through handles kept open while a file is being written, since opening and
  * closing a file per trace event cost more than the write itself. The caller never runs two

@@ -18,8 +18,8 @@ export interface RedactorOptions {
  * of a small request, and still missed a secret five levels down; one walk over the object costs
  * a few µs and has no depth gap.
  *
- * Errors are turned into pino's serialized form first (type, message, stack, cause, own fields)
- * so that a secret an error carries as a field is redacted too.
+ * Errors are turned into pino's serialized form first (type, message and stack with their causes'
+ * appended, own fields) so that a secret an error carries as a field is redacted too.
  */
 export function createRedactor(options: RedactorOptions): (value: unknown) => unknown {
   const fields = new Set(options.fields);
