@@ -2,7 +2,8 @@
 // events/s (100 workflows x 10 subscribers, each workflow publishing 10 events/s), on the
 // in-process cache and on Redis, beside a reference bare node:http SSE fan-out measured in the
 // same run. Reports publish-to-client latency (stamped before the bus takes the event) p50/p99
-// and lost, duplicated or out-of-order events. Prints a table, writes bench/results/chat-stream.json.
+// and lost, duplicated or out-of-order events, and the CPU the server, the client and Redis spent
+// per 1,000 deliveries. Prints a table, writes bench/results/chat-stream.json.
 //
 //   node --conditions=atrium-source --import tsx bench/chat-stream/chat-stream-bench.ts
 //   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),
@@ -15,6 +16,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { serverAvailable } from "@atrium/kit/testing";
 import { percentile, round } from "../lib/load.js";
+import { commandCpuMs, cpuSpentMs, processCpuMs } from "../lib/process-cpu.js";
 import type { Command, Mode } from "./stream-server.js";
 
 const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -106,6 +108,11 @@ async function run(mode: Mode) {
     if (count >= subscribers) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  const cpuBefore = {
+    server: processCpuMs(child.pid ?? 0) ?? 0,
+    client: processCpuMs(process.pid) ?? 0,
+    redis: commandCpuMs("redis-server"),
+  };
   const published = (await call({
     cmd: "publish",
     workflows,
@@ -114,8 +121,17 @@ async function run(mode: Mode) {
   })) as {
     perWorkflow: number;
     maxTimerLagMs: number;
+    loopDelayP99Ms: number;
+    loopDelayMaxMs: number;
+    gcTotalMs: number;
+    gcMaxMs: number;
   };
   const results = await Promise.all(clients);
+  const cpu = {
+    server: (processCpuMs(child.pid ?? 0) ?? 0) - cpuBefore.server,
+    client: (processCpuMs(process.pid) ?? 0) - cpuBefore.client,
+    redis: cpuSpentMs(cpuBefore.redis, commandCpuMs("redis-server")),
+  };
   const exited = once(child, "exit");
   await call({ cmd: "stop" }).catch(() => child.kill());
   await exited;
@@ -138,6 +154,15 @@ async function run(mode: Mode) {
     p99_ms: round(percentile(latencies, 99)),
     max_ms: round(latencies.at(-1) ?? Number.NaN),
     publisher_timer_lag_ms: published.maxTimerLagMs,
+    // The server's own stalls: its event loop's delay and its garbage collector's pauses.
+    server_loop_delay_p99_ms: round(published.loopDelayP99Ms),
+    server_loop_delay_max_ms: round(published.loopDelayMaxMs),
+    server_gc_total_ms: round(published.gcTotalMs),
+    server_gc_max_ms: round(published.gcMaxMs),
+    // CPU per 1,000 deliveries: what each mode costs the machine, steadier than its tail.
+    server_cpu_ms_per_1k: round((cpu.server / received) * 1000),
+    client_cpu_ms_per_1k: round((cpu.client / received) * 1000),
+    redis_cpu_ms_per_1k: round((cpu.redis / received) * 1000),
   };
 }
 
@@ -179,6 +204,11 @@ async function main() {
       "p99 ms": r.p99_ms,
       "p99 of each run": r.p99_ms_of_each_run.join(" / "),
       "max ms": r.max_ms,
+      "server CPU ms/1k": r.server_cpu_ms_per_1k,
+      "client CPU ms/1k": r.client_cpu_ms_per_1k,
+      "redis CPU ms/1k": r.redis_cpu_ms_per_1k,
+      "loop p99/max ms": `${r.server_loop_delay_p99_ms} / ${r.server_loop_delay_max_ms}`,
+      "GC total/max ms": `${r.server_gc_total_ms} / ${r.server_gc_max_ms}`,
     })),
   );
   const reference = runs.get("reference");

@@ -6,6 +6,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
 import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
 import Fastify from "fastify";
@@ -105,6 +106,13 @@ function publishOne(workflowId: string, last: boolean): Promise<unknown> {
 async function publish(workflows: string[], ratePerWorkflow: number, durationS: number) {
   for (const workflowId of workflows) published.add(workflowId);
   const perWorkflow = Math.round(ratePerWorkflow * durationS);
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  const gcPauses: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcPauses.push(entry.duration);
+  });
+  gcObserver.observe({ entryTypes: ["gc"] });
   const intervalMs = 1000 / ratePerWorkflow;
   const started = performance.now();
   const sent = new Map(workflows.map((w) => [w, 0]));
@@ -135,7 +143,16 @@ async function publish(workflows: string[], ratePerWorkflow: number, durationS: 
     }, 2);
   });
   await Promise.all(pending);
-  return { perWorkflow, maxTimerLagMs: Math.round(maxLagMs) };
+  loop.disable();
+  gcObserver.disconnect();
+  return {
+    perWorkflow,
+    maxTimerLagMs: Math.round(maxLagMs),
+    loopDelayP99Ms: loop.percentile(99) / 1e6,
+    loopDelayMaxMs: loop.max / 1e6,
+    gcTotalMs: gcPauses.reduce((a, b) => a + b, 0),
+    gcMaxMs: Math.max(0, ...gcPauses),
+  };
 }
 
 process.on("message", async (message: Command) => {

@@ -1,41 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createVault, decodeKey, keyId, sealCredential } from "@atrium/broker";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
 import { autocannon, type CannonResult, round, sequential, wrk } from "../lib/load.js";
-import { processCpuMs } from "../lib/process-cpu.js";
+import { commandCpuMs, cpuSpentMs, processCpuMs } from "../lib/process-cpu.js";
 import { startBrokerProcess } from "../lib/service-process.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const tokenCount = 200;
-
-/** CPU time so far of each PostgreSQL server process on this machine (ms), by pid. */
-function postgresCpuMs(): Map<number, number> {
-  const byPid = new Map<number, number>();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== "postgres") continue;
-    } catch {
-      continue;
-    }
-    byPid.set(Number(entry), processCpuMs(Number(entry)) ?? 0);
-  }
-  return byPid;
-}
-
-/**
- * CPU PostgreSQL spent between two readings: backends that started count whole, backends that
- * ended in between are not counted (their time is gone from /proc), so this errs low.
- */
-function postgresCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
-  let spent = 0;
-  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
-  return spent;
-}
 
 async function main() {
   const pg = await createTestPostgres({ max: 20 });
@@ -156,7 +131,7 @@ async function main() {
     const cpuNow = () => ({
       gateway: process.cpuUsage(),
       broker: processCpuMs(broker.pid) ?? 0,
-      postgres: postgresCpuMs(),
+      postgres: commandCpuMs("postgres"),
     });
     const byWrk = async (
       base: string,
@@ -184,7 +159,7 @@ async function main() {
             1000,
         ),
         broker_cpu_us: perRequest(after.broker - before.broker),
-        postgres_cpu_us: perRequest(postgresCpuSpent(before.postgres, after.postgres)),
+        postgres_cpu_us: perRequest(cpuSpentMs(before.postgres, after.postgres)),
       };
     };
     const wrkRows = {

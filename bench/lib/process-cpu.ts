@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** /proc counts in USER_HZ, which Linux fixes at 100 for user space. */
 const msPerTick = 10;
@@ -18,4 +18,29 @@ export function processCpuMs(pid: number): number | undefined {
   // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) * msPerTick;
+}
+
+/** CPU time so far (ms) of every process on this machine whose command name is `comm`, by pid. */
+export function commandCpuMs(comm: string): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() !== comm) continue;
+    } catch {
+      continue;
+    }
+    byPid.set(Number(entry), processCpuMs(Number(entry)) ?? 0);
+  }
+  return byPid;
+}
+
+/**
+ * CPU spent between two readings of `commandCpuMs`: processes that started count whole, ones that
+ * ended in between are not counted (their time is gone from /proc), so this errs low.
+ */
+export function cpuSpentMs(before: Map<number, number>, after: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
+  return spent;
 }

@@ -4,12 +4,16 @@
 // at most 2 ms at p50. Writes bench/results/mcp.json.
 //
 // The memory service and the measured gateway run in their own processes, as deployed: in this
-// one the memory service's background work after each search (heat, PGlite's queries) would run
+// one the memory service's background work after each search (heat, its queries) would run
 // inside whichever call came next, and the client and the gateway would take turns on one thread
-// where in a deployment they run side by side.
+// where in a deployment they run side by side. Memory runs on PostgreSQL and Redis, as deployed;
+// on embedded PGlite its search keeps a whole core busy (WASM Postgres), which on two cores
+// leaves the gateway and the client queueing for the other. Then each path runs again alone and
+// the CPU each process spent per call is reported (/proc): steadier than latency on a shared VM.
 //
-//   node --conditions=atrium-source --import tsx bench/mcp/mcp-bench.ts   (needs PostgreSQL)
+//   node --conditions=atrium-source --import tsx bench/mcp/mcp-bench.ts   (needs PostgreSQL, Redis)
 //   BENCH_CALLS=300 (default)
+//   BENCH_MEMORY_DB=embedded    memory on PGlite instead (the previous sessions' figures)
 //   BENCH_GATEWAY_PROFILE=DIR   the gateway process writes a --cpu-prof profile into DIR
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,18 +23,26 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { startMcpStack } from "../../test/mcp-e2e-harness.js";
 import { percentile, round } from "../lib/load.js";
 import { postJson } from "../lib/post-json.js";
-import { startMemoryProcess, startServiceProcess } from "../lib/service-process.js";
+import { processCpuMs } from "../lib/process-cpu.js";
+import {
+  startMemoryOnPostgres,
+  startMemoryProcess,
+  startServiceProcess,
+} from "../lib/service-process.js";
 
 const calls = Number(process.env.BENCH_CALLS ?? 300);
 const query = "Which hiking boots did I pick for the Alps?";
 
-const memory = await startMemoryProcess({
-  MEMORY_HOST: "127.0.0.1",
-  MEMORY_REST_PORT: "0",
-  MEMORY_GRPC_PORT: "0",
-  ATRIUM_DATA_DIR: mkdtempSync(join(tmpdir(), "mcp-bench-")),
-  MEMORY_PROMOTER_INTERVAL: "1h",
-});
+const memory =
+  process.env.BENCH_MEMORY_DB === "embedded"
+    ? await startMemoryProcess({
+        MEMORY_HOST: "127.0.0.1",
+        MEMORY_REST_PORT: "0",
+        MEMORY_GRPC_PORT: "0",
+        ATRIUM_DATA_DIR: mkdtempSync(join(tmpdir(), "mcp-bench-")),
+        MEMORY_PROMOTER_INTERVAL: "1h",
+      })
+    : await startMemoryOnPostgres({ MEMORY_PROMOTER_INTERVAL: "1h" });
 // A deployment's log level: the tests' debug lines would be cost the bench does not measure.
 const stack = await startMcpStack({ logLevel: "info", memoryUrl: memory.urls.rest });
 const gateway = await startServiceProcess<{ rest: string }>(
@@ -110,7 +122,30 @@ try {
       p99: round(percentile(xs, 99)),
     };
   });
+  // Each path alone, for the CPU every process spends on one call of it.
+  const cpuCalls = Math.min(calls, 200);
+  const cpu = [];
+  for (const [path, call] of [
+    ["mcp", viaMcp],
+    ["rest", viaRest],
+    ["hop", hop],
+  ] as const) {
+    const before = {
+      gateway: processCpuMs(gateway.pid) ?? 0,
+      memory: processCpuMs(memory.pid) ?? 0,
+      client: process.cpuUsage(),
+    };
+    for (let i = 0; i < cpuCalls; i++) await call();
+    const client = process.cpuUsage(before.client);
+    cpu.push({
+      path,
+      "gateway CPU ms/call": round(((processCpuMs(gateway.pid) ?? 0) - before.gateway) / cpuCalls),
+      "memory CPU ms/call": round(((processCpuMs(memory.pid) ?? 0) - before.memory) / cpuCalls),
+      "client CPU ms/call": round((client.user + client.system) / 1000 / cpuCalls),
+    });
+  }
   console.table(rows);
+  console.table(cpu);
   const added = round(rows[0].p50 - rows[1].p50);
   const addedPaired = round(percentile(paired, 50));
   console.log(
@@ -120,7 +155,7 @@ try {
   mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
   writeFileSync(
     new URL("../results/mcp.json", import.meta.url),
-    `${JSON.stringify({ at: new Date().toISOString(), calls, rows, addedP50Ms: added, addedPairedMedianMs: addedPaired, hopP50Ms: rows[2].p50 }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), memoryDb: process.env.BENCH_MEMORY_DB ?? "postgres", calls, rows, cpu, addedP50Ms: added, addedPairedMedianMs: addedPaired, hopP50Ms: rows[2].p50 }, null, 2)}\n`,
   );
 } finally {
   await client.close().catch(() => undefined);

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -23,20 +23,24 @@ test("appends through reused handles, creates directories, survives eviction", a
   assert.equal(await readFile(join(dir, "wf0", "s.jsonl"), "utf8"), "again\n");
 });
 
-test("close waits for the write in flight", async (t) => {
+test("keeps at most maxOpen files open and closes idle ones", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "append-"));
   t.after(() => rm(dir, { recursive: true, force: true }));
-  const files = createAppendHandles();
-  const path = join(dir, "wf", "s.jsonl");
-  await files.append(path, "first\n");
-  // Long enough that closing the descriptor alone would finish first.
-  const text = `${"x".repeat(32 * 1024 * 1024)}\n`;
-  let appended = false;
-  const appending = files.append(path, text).then(() => {
-    appended = true;
-  });
-  await files.close();
-  assert.ok(appended, "close resolved while a write was still in flight");
-  await appending;
-  assert.equal(await readFile(path, "utf8"), `first\n${text}`);
+  const openInDir = async () => {
+    let count = 0;
+    for (const fd of await readdir("/proc/self/fd")) {
+      const target = await readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target.startsWith(dir)) count++;
+    }
+    return count;
+  };
+  const files = createAppendHandles({ maxOpen: 3, idleMs: 50 });
+  t.after(() => files.close());
+  for (let i = 0; i < 6; i++) await files.append(join(dir, `wf${i}`, "s.jsonl"), "line\n");
+  assert.equal(await openInDir(), 3);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await openInDir(), 0);
+  // Closed for being idle, a file is opened again and appended to, not truncated.
+  await files.append(join(dir, "wf5", "s.jsonl"), "more\n");
+  assert.equal(await readFile(join(dir, "wf5", "s.jsonl"), "utf8"), "line\nmore\n");
 });

@@ -15,11 +15,20 @@ test("publish numbers events per workflow, logs, publishes and writes the step's
   const bus = createTraceBus({ cache, tracesDir: dir, logCapacity: 3 });
   t.after(() => bus.close());
   const live: TraceEvent[] = [];
-  const unsubscribe = await bus.subscribe("wf1", (e) => live.push(e));
+  // Delivery comes on a later turn, as from a Redis server: publish does not wait for it.
+  let complete = () => {};
+  const completed = new Promise<void>((resolve) => {
+    complete = resolve;
+  });
+  const unsubscribe = await bus.subscribe("wf1", (e) => {
+    live.push(e);
+    if (e.type === "step_complete") complete();
+  });
   const trace = bus.forStep("wf1", "step_1");
   for (let i = 0; i < 5; i++) void trace.emit("thinking", { thought: `t${i}` });
   await bus.publish({ workflow_id: "wf2", step_id: "step_9", type: "thinking", data: {} });
   await trace.emit("step_complete", { summary: "done" });
+  await completed;
   await unsubscribe();
 
   assert.deepEqual(

@@ -86,8 +86,8 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
 
   /**
    * Runs inside the workflow's queue: numbers, logs and publishes the event in one store call,
-   * then queues the file line in that order. The file write is awaited by the caller but not by
-   * the queue, so a slow disk does not hold up the stream.
+   * then queues the file line in that order. The file line is awaited by the caller but not by
+   * the queue: the next event of the workflow need not wait for it.
    */
   async function write(
     input: TraceEventInput,
