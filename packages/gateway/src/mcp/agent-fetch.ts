@@ -23,7 +23,9 @@ export function createAgentFetch(): AgentFetch {
   };
 
   const fetch: FetchLike = (input, init = {}) => {
-    const url = input instanceof Request ? new URL(input.url) : new URL(input);
+    // The SDK hands over a URL and a Headers already: neither is copied again.
+    const url =
+      input instanceof URL ? input : new URL(input instanceof Request ? input.url : input);
     if (input instanceof Request || (init.body != null && typeof init.body !== "string")) {
       return Promise.reject(new TypeError("agent fetch takes a URL and a string body"));
     }
@@ -31,7 +33,8 @@ export function createAgentFetch(): AgentFetch {
     const agent = agents[protocol];
     if (!agent) return Promise.reject(new TypeError(`agent fetch cannot reach ${url.protocol}`));
     const headers: Record<string, string> = {};
-    new Headers(init.headers).forEach((value, name) => {
+    const given = init.headers instanceof Headers ? init.headers : new Headers(init.headers);
+    given.forEach((value, name) => {
       headers[name] = value;
     });
     const body = init.body ?? undefined;
