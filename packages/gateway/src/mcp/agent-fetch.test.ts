@@ -41,7 +41,13 @@ test("sends method, headers and a JSON body; answers status, headers and body", 
   });
   assert.equal(answer.status, 200);
   assert.equal(answer.headers.get("content-type"), "application/json");
-  assert.deepEqual(await answer.json(), { echoed: body });
+  assert.ok(answer instanceof Response);
+  assert.deepEqual(await answer.clone().json(), { echoed: body });
+  assert.equal(await answer.text(), JSON.stringify({ echoed: body }));
+  const bytes = await (
+    await agentFetch.fetch(`${base}/search`, { method: "POST", body })
+  ).arrayBuffer();
+  assert.deepEqual(JSON.parse(Buffer.from(bytes).toString("utf8")), { echoed: body });
   assert.equal(seen[0].method, "POST");
   assert.equal(seen[0].url, "/search?x=1");
   assert.equal(seen[0].headers["x-api-key"], "k");

@@ -10,6 +10,39 @@ export interface AgentFetch {
 }
 
 /**
+ * An answer already whole in memory, read by text(), json() or arrayBuffer() without the web
+ * ReadableStream a Response builds around its bytes: making that stream (a transferable object
+ * in Node 20) cost more than the rest of the Response, about 0.13 ms of the gateway's CPU per
+ * MCP recall. Its `body` is null: nothing here reads an answer as a stream.
+ */
+class WholeResponse extends Response {
+  readonly #payload: Buffer;
+
+  constructor(payload: Buffer, init: ResponseInit) {
+    super(null, init);
+    this.#payload = payload;
+  }
+
+  // Fields, as the DOM typings declare these members; on the instance they shadow the
+  // prototype's stream-reading versions.
+  override readonly text = async (): Promise<string> => this.#payload.toString("utf8");
+
+  override readonly json = async (): Promise<unknown> => JSON.parse(this.#payload.toString("utf8"));
+
+  override readonly arrayBuffer = async (): Promise<ArrayBuffer> => {
+    const { buffer, byteOffset, byteLength } = this.#payload;
+    return buffer.slice(byteOffset, byteOffset + byteLength) as ArrayBuffer;
+  };
+
+  override readonly clone = (): Response =>
+    new WholeResponse(this.#payload, {
+      status: this.status,
+      statusText: this.statusText,
+      headers: this.headers,
+    });
+}
+
+/**
  * A fetch over node:http with kept-alive sockets, for the gateway's calls to the memory service
  * on every MCP tool call. The built-in fetch costs about half a millisecond more per call (its
  * Request, body stream and Response machinery), which the MCP overhead goal cannot afford; the
@@ -56,12 +89,8 @@ export function createAgentFetch(): AgentFetch {
           const status = answer.statusCode ?? 502;
           const payload = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
           const empty = payload.byteLength === 0 || status === 204 || status === 304;
-          resolve(
-            new Response(empty ? null : payload, {
-              status,
-              headers: toFetchHeaders(answer.headers),
-            }),
-          );
+          const init = { status, headers: toFetchHeaders(answer.headers) };
+          resolve(empty ? new Response(null, init) : new WholeResponse(payload, init));
         });
       });
       request.end(body);
