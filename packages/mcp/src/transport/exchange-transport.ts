@@ -1,11 +1,10 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type RequestId,
+import type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  JSONRPCResponse,
+  MessageExtraInfo,
+  RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 
 /** Where the messages of one HTTP exchange go: the answers and the notifications sent for it. */
@@ -32,6 +31,14 @@ export interface ExchangeTransport extends Transport {
   exchange(messages: JSONRPCMessage[], extra: MessageExtraInfo, sink: ExchangeSink): void;
 }
 
+// Told apart by shape, not by the SDK's schema guards, which validate the whole message again
+// (a result with every recalled memory in it): what reaches the server was validated against
+// JSONRPCMessageSchema at the POST, and what it sends the SDK built itself.
+const isResponse = (message: JSONRPCMessage): message is JSONRPCResponse =>
+  "result" in message || "error" in message;
+const isRequest = (message: JSONRPCMessage): message is JSONRPCRequest =>
+  "id" in message && "method" in message;
+
 export function createExchangeTransport(): ExchangeTransport {
   let pending: Map<RequestId, JSONRPCMessage | undefined> | undefined;
   let sink: ExchangeSink | undefined;
@@ -47,10 +54,10 @@ export function createExchangeTransport(): ExchangeTransport {
       transport.onclose?.();
     },
     async send(message, options) {
-      const isResponse = isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message);
-      const requestId = isResponse ? message.id : options?.relatedRequestId;
+      const answer = isResponse(message);
+      const requestId = answer ? message.id : options?.relatedRequestId;
       if (!sink || !pending || requestId === undefined || !pending.has(requestId)) return;
-      if (!isResponse) {
+      if (!answer) {
         sink.notify(message);
         return;
       }
@@ -64,7 +71,7 @@ export function createExchangeTransport(): ExchangeTransport {
     },
     exchange(messages, extra, to) {
       if (closed) throw new Error("the MCP server's transport is closed");
-      const requests = messages.filter(isJSONRPCRequest);
+      const requests = messages.filter(isRequest);
       if (requests.length > 0) {
         pending = new Map(requests.map((request) => [request.id, undefined]));
         sink = to;

@@ -8,6 +8,7 @@ import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.
 import { type AtriumMcpServerOptions, createAtriumMcpServer } from "../create-mcp-server.js";
 import { createServerPool } from "../server-pool.js";
 import { authInfoFor, type ToolContext } from "../tool-context.js";
+import { type Cancellation, createCancellation } from "./cancellation.js";
 import {
   createExchangeTransport,
   type ExchangeSink,
@@ -114,7 +115,7 @@ export function createMcpHttpHandler(): McpHttpHandler {
     maxCallers: 256,
     build: connectServer,
   });
-  const inFlight = new Map<string, AbortController>();
+  const inFlight = new Map<string, Cancellation>();
   const keyOf = (callerKey: string, id: string | number) =>
     `${callerKey}\u0000${JSON.stringify(id)}`;
 
@@ -148,7 +149,7 @@ export function createMcpHttpHandler(): McpHttpHandler {
       const parsed = parseMessages(req.headers, body);
       if (!("messages" in parsed)) return refuse(res, parsed);
       const messages = parsed.messages as JsonRpcLike[];
-      const mine: [string, AbortController][] = [];
+      const mine: [string, Cancellation][] = [];
       for (const message of messages) {
         if (
           message.method === "notifications/cancelled" &&
@@ -156,27 +157,27 @@ export function createMcpHttpHandler(): McpHttpHandler {
         ) {
           inFlight
             .get(keyOf(call.callerKey, message.params.requestId))
-            ?.abort(message.params.reason);
+            ?.cancel(message.params.reason);
         } else if (message.method !== undefined && message.id !== undefined) {
           const key = keyOf(call.callerKey, message.id);
-          const controller = new AbortController();
-          inFlight.set(key, controller);
-          mine.push([key, controller]);
+          const cancellation = createCancellation();
+          inFlight.set(key, cancellation);
+          mine.push([key, cancellation]);
         }
       }
       const context: ToolContext = {
         ...call.context,
-        cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal,
+        cancelled: (id) => mine.find(([key]) => key === keyOf(call.callerKey, id))?.[1].signal(),
       };
       const serverOptions = { limits: call.context.limits };
       const connected = servers.acquire(call.callerKey, serverOptions);
       // A server that saw initialize holds that client's capabilities; it is not handed on.
       const initializes = messages.some((message) => message.method === "initialize");
       res.on("close", () => {
-        for (const [key, controller] of mine) {
-          if (!res.writableFinished) controller.abort("the client closed the stream");
+        for (const [key, cancellation] of mine) {
+          if (!res.writableFinished) cancellation.cancel("the client closed the stream");
           // Two clients of one key may reuse an id; only this request's entry is removed.
-          if (inFlight.get(key) === controller) inFlight.delete(key);
+          if (inFlight.get(key) === cancellation) inFlight.delete(key);
         }
         // A finished answer means every handler of the request has returned, so the server can
         // take the caller's next request; one the client left may still run a handler, and
