@@ -186,13 +186,13 @@ for (const [transport, connect] of Object.entries(transports)) {
       );
       assert.ok(wire.findLastIndex((m) => "method" in m) < wire.findIndex((m) => "result" in m));
       // The SDK client (1.32) dispatches notifications a microtask late but responses at once,
-      // so progress read in the same chunk as the result can miss onprogress
-      // (modelcontextprotocol/typescript-sdk#2580); what does reach it is in order.
+      // so progress read in the same chunk as the result misses onprogress
+      // (modelcontextprotocol/typescript-sdk#2580): when the step runs fast, all of it can
+      // (seen over stdio). What does reach it is in order; the wire above shows all was sent.
       assert.deepEqual(
         progress.map((p) => p.message),
         expected.slice(0, progress.length),
       );
-      assert.ok(progress.length > 0);
       const call = stack.kernelCalls.at(-1);
       assert.equal(call?.agentId, "desk");
       assert.equal(call?.context.tenant_id, "acme");
