@@ -16,7 +16,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { Agent, request } from "node:http";
 import { serverAvailable } from "@atrium/kit/testing";
 import { percentile, round } from "../lib/load.js";
-import { commandCpuMs, cpuSpentMs, processCpuMs } from "../lib/process-cpu.js";
+import {
+  commandCpuMs,
+  cpuSpentMs,
+  machineTicks,
+  processCpuMs,
+  stealPercent,
+} from "../lib/process-cpu.js";
 import type { Command, Mode } from "./stream-server.js";
 
 const subscribers = Number(process.env.BENCH_SUBSCRIBERS ?? 1000);
@@ -112,6 +118,7 @@ async function run(mode: Mode) {
     server: processCpuMs(child.pid ?? 0) ?? 0,
     client: processCpuMs(process.pid) ?? 0,
     redis: commandCpuMs("redis-server"),
+    machine: machineTicks(),
   };
   const published = (await call({
     cmd: "publish",
@@ -160,6 +167,7 @@ async function run(mode: Mode) {
     server_gc_total_ms: round(published.gcTotalMs),
     server_gc_max_ms: round(published.gcMaxMs),
     // CPU per 1,000 deliveries: what each mode costs the machine, steadier than its tail.
+    steal_percent: stealPercent(cpuBefore.machine, machineTicks()),
     server_cpu_ms_per_1k: round((cpu.server / received) * 1000),
     client_cpu_ms_per_1k: round((cpu.client / received) * 1000),
     redis_cpu_ms_per_1k: round((cpu.redis / received) * 1000),
@@ -209,6 +217,7 @@ async function main() {
       "redis CPU ms/1k": r.redis_cpu_ms_per_1k,
       "loop p99/max ms": `${r.server_loop_delay_p99_ms} / ${r.server_loop_delay_max_ms}`,
       "GC total/max ms": `${r.server_gc_total_ms} / ${r.server_gc_max_ms}`,
+      "steal %": r.steal_percent,
     })),
   );
   const reference = runs.get("reference");

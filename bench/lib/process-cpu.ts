@@ -44,3 +44,22 @@ export function cpuSpentMs(before: Map<number, number>, after: Map<number, numbe
   for (const [pid, ms] of after) spent += ms - (before.get(pid) ?? 0);
   return spent;
 }
+
+/** The machine's CPU time so far from /proc/stat, in ticks: all of it, and what was stolen. */
+export function machineTicks(): { total: number; steal: number } {
+  const fields = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1);
+  const ticks = fields.slice(0, 8).map(Number);
+  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] };
+}
+
+/**
+ * Percent of the machine's CPU time the hypervisor gave to others between two readings: a run
+ * with much of it measured a busy host as much as the code.
+ */
+export function stealPercent(
+  before: ReturnType<typeof machineTicks>,
+  after: ReturnType<typeof machineTicks>,
+): number {
+  const total = after.total - before.total;
+  return total > 0 ? Math.round((1000 * (after.steal - before.steal)) / total) / 10 : 0;
+}
