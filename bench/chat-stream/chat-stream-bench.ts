@@ -138,6 +138,7 @@ async function run(mode: Mode) {
     server: (processCpuMs(child.pid ?? 0) ?? 0) - cpuBefore.server,
     client: (processCpuMs(process.pid) ?? 0) - cpuBefore.client,
     redis: cpuSpentMs(cpuBefore.redis, commandCpuMs("redis-server")),
+    stealPercent: stealPercent(cpuBefore.machine, machineTicks()),
   };
   const exited = once(child, "exit");
   await call({ cmd: "stop" }).catch(() => child.kill());
@@ -166,8 +167,8 @@ async function run(mode: Mode) {
     server_loop_delay_max_ms: round(published.loopDelayMaxMs),
     server_gc_total_ms: round(published.gcTotalMs),
     server_gc_max_ms: round(published.gcMaxMs),
+    steal_percent: cpu.stealPercent,
     // CPU per 1,000 deliveries: what each mode costs the machine, steadier than its tail.
-    steal_percent: stealPercent(cpuBefore.machine, machineTicks()),
     server_cpu_ms_per_1k: round((cpu.server / received) * 1000),
     client_cpu_ms_per_1k: round((cpu.client / received) * 1000),
     redis_cpu_ms_per_1k: round((cpu.redis / received) * 1000),

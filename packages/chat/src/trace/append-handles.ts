@@ -19,7 +19,7 @@ interface OpenFile {
  * a copy into the page cache, microseconds; handing it to libuv's thread pool instead costs a
  * thread wake-up and a completion callback per line, which at a thousand trace events a second
  * was a quarter of what the chat server spent per event (bench/chat-stream: server CPU per 1,000
- * deliveries on Redis fell from 69–76 to 48–55 ms with this). pino writes its log files the same
+ * deliveries on Redis fell from 69–76 to 48–58 ms with this). pino writes its log files the same
  * way by default. The price: a disk that stalls writes stalls the event loop, so trace files
  * belong on local disk (TRACES_DIR).
  */

@@ -53,8 +53,8 @@ export function createTraceFiles(dir: string): TraceFiles {
     return `${root}${sep}${workflowId}${sep}${stepId}.jsonl`;
   }
 
-  // Lines waiting for each file. Under load, many events coalesce into one append, and a file
-  // is never written by two appends at once, so lines land in the order they were queued.
+  // Lines waiting for each file: the lines of one turn go out in one append, and those queued
+  // while a file is being opened wait for it, so lines land in the order they were queued.
   const queues = new Map<string, FileQueue>();
 
   async function flush(path: string, queue: FileQueue): Promise<void> {
