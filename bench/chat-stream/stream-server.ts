@@ -16,7 +16,14 @@ export type Mode = "memory" | "redis" | "reference";
 export type Command =
   | { cmd: "start"; mode: Mode; redisUrl?: string }
   | { cmd: "subscribers" }
-  | { cmd: "publish"; workflows: string[]; ratePerWorkflow: number; durationS: number }
+  | {
+      cmd: "publish";
+      workflows: string[];
+      ratePerWorkflow: number;
+      durationS: number;
+      warmupS: number;
+      settleMs: number;
+    }
   | { cmd: "stop" };
 
 const send = (message: unknown) => process.send?.(message);
@@ -80,8 +87,12 @@ function subscribers(): number {
   return n;
 }
 
-function publishOne(workflowId: string, last: boolean): Promise<unknown> {
-  const data = { sent_at: now(), summary: last ? "done" : undefined };
+/**
+ * `measured` is false for the warm-up's events and the closing `step_complete`: the client checks
+ * them for loss and order but leaves them out of the steady-state latency.
+ */
+function publishOne(workflowId: string, last: boolean, measured: boolean): Promise<unknown> {
+  const data = { sent_at: now(), measured, summary: last ? "done" : undefined };
   const type = last ? "step_complete" : "thinking";
   if (bus) return bus.publish({ workflow_id: workflowId, step_id: "step_bench", type, data });
   const seq = (referenceSeq.get(workflowId) ?? 0) + 1;
@@ -102,10 +113,22 @@ function publishOne(workflowId: string, last: boolean): Promise<unknown> {
   return Promise.resolve();
 }
 
-/** Each workflow publishes at a steady rate, workflows staggered evenly across the interval. */
-async function publish(workflows: string[], ratePerWorkflow: number, durationS: number) {
+/**
+ * Each workflow publishes at a steady rate, workflows staggered evenly across the interval: first
+ * `warmupS` of unmeasured events, then `durationS` of measured ones. Once those are all out, and
+ * `settleMs` later, each workflow's `step_complete` closes its streams, so that 1,000 streams
+ * closing within one interval is not inside the measured window.
+ */
+async function publish(
+  workflows: string[],
+  ratePerWorkflow: number,
+  durationS: number,
+  warmupS: number,
+  settleMs: number,
+) {
   for (const workflowId of workflows) published.add(workflowId);
-  const perWorkflow = Math.round(ratePerWorkflow * durationS);
+  const warmup = Math.round(ratePerWorkflow * warmupS);
+  const perWorkflow = warmup + Math.round(ratePerWorkflow * durationS);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const gcPauses: number[] = [];
@@ -129,7 +152,7 @@ async function publish(workflows: string[], ratePerWorkflow: number, durationS: 
         if (due - count > 1) maxLagMs = Math.max(maxLagMs, (due - count - 1) * intervalMs);
         while (count < due) {
           count++;
-          const p = publishOne(workflowId, count === perWorkflow);
+          const p = publishOne(workflowId, false, count > warmup);
           pending.add(p);
           void p.finally(() => pending.delete(p));
         }
@@ -143,10 +166,12 @@ async function publish(workflows: string[], ratePerWorkflow: number, durationS: 
     }, 2);
   });
   await Promise.all(pending);
+  await new Promise((r) => setTimeout(r, settleMs));
+  await Promise.all(workflows.map((workflowId) => publishOne(workflowId, true, false)));
   loop.disable();
   gcObserver.disconnect();
   return {
-    perWorkflow,
+    perWorkflow: perWorkflow + 1,
     maxTimerLagMs: Math.round(maxLagMs),
     loopDelayP99Ms: loop.percentile(99) / 1e6,
     loopDelayMaxMs: loop.max / 1e6,
@@ -160,7 +185,8 @@ process.on("message", async (message: Command) => {
     if (message.cmd === "start") send({ port: await start(message.mode, message.redisUrl) });
     else if (message.cmd === "subscribers") send({ subscribers: subscribers() });
     else if (message.cmd === "publish") {
-      send(await publish(message.workflows, message.ratePerWorkflow, message.durationS));
+      const { workflows, ratePerWorkflow, durationS, warmupS, settleMs } = message;
+      send(await publish(workflows, ratePerWorkflow, durationS, warmupS, settleMs));
     } else if (message.cmd === "stop") {
       await close?.();
       if (tracesDir) rmSync(tracesDir, { recursive: true, force: true });

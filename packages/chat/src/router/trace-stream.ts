@@ -44,6 +44,24 @@ export const sseHeaders = {
   Connection: "keep-alive",
 } as const;
 
+// A live message reaches every stream of its workflow in turn, with the same JSON: its SSE frame
+// is built once and shared, rather than concatenated (and flattened for the socket) per stream.
+let lastFrameJson: string | undefined;
+let lastFrame = "";
+
+function frameOf(event: TraceEvent, json: string | undefined): string {
+  if (json === undefined) {
+    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
+    return `${id}data: ${JSON.stringify(event)}\n\n`;
+  }
+  if (json !== lastFrameJson) {
+    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
+    lastFrame = `${id}data: ${json}\n\n`;
+    lastFrameJson = json;
+  }
+  return lastFrame;
+}
+
 function localEvent(workflowId: string, type: "timeout" | "error", data: Record<string, unknown>) {
   const event: TraceEvent = {
     workflow_id: workflowId,
@@ -115,8 +133,7 @@ export function serveTraceStream(
   };
   const send = ({ event, json }: Live) => {
     lastActivity = Date.now();
-    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    write(`${id}data: ${json ?? JSON.stringify(event)}\n\n`);
+    write(frameOf(event, json));
   };
   /** Writes the event unless the client has it already; returns whether it was written. */
   const forward = (item: Live): boolean => {

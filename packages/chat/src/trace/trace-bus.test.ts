@@ -47,7 +47,18 @@ test("publish numbers events per workflow, logs, publishes and writes the step's
   assert.deepEqual(history[5].data, { summary: "done" });
   assert.match(history[0].timestamp, /^\d{4}-\d\d-\d\dT/);
   const text = await readFile(join(dir, "wf1", "step_1.jsonl"), "utf8");
-  assert.equal(text.trim().split("\n").length, 6);
+  const lines = text.trim().split("\n");
+  assert.equal(lines.length, 6);
+  assert.deepEqual(
+    lines.map((line) => JSON.parse(line)),
+    history,
+    "each file line is the whole event, seq included",
+  );
+  assert.deepEqual(
+    lines.slice(3),
+    await cache.lrange("trace_log:wf1", 0, -1),
+    "the file holds the very lines the log and the channel carry",
+  );
 });
 
 test("history rejects ids that could leave the traces directory", async (t) => {

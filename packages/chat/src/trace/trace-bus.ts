@@ -105,16 +105,19 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
     // in the log, so a stream that subscribed before gets it live and one that replays after
     // finds it in the log; dedupe by seq does the rest.
     const unnumbered = JSON.stringify(event);
+    const head = `${unnumbered.slice(0, -1)},"seq":`;
     event.seq = await cache.appendSequenced({
       counterKey: seqKey(event.workflow_id),
       listKey: logKey(event.workflow_id),
       keep: capacity,
       channel: traceChannel(event.workflow_id),
-      head: `${unnumbered.slice(0, -1)},"seq":`,
+      head,
       tail: "}",
       ttlSeconds: retention,
     });
-    const written = files.append(event);
+    // The file gets the line the store published (seq is the event's last field either way):
+    // one JSON encoding per event instead of two.
+    const written = files.append(event, `${head}${event.seq}}`);
     // Rejections are reported through the caller; this only keeps an early throw from leaving it unobserved.
     written.catch(() => undefined);
     return { event, written };

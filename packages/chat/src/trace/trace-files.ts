@@ -30,8 +30,11 @@ interface FileQueue {
 
 export interface TraceFiles {
   readonly dir: string;
-  /** Queues one event for its step's file; settles once it is written. Written in call order. */
-  append(event: TraceEvent): Promise<void>;
+  /**
+   * Queues one event for its step's file; settles once it is written. Written in call order.
+   * `json` is the event's JSON when the caller has it already, so it is not encoded again.
+   */
+  append(event: TraceEvent, json?: string): Promise<void>;
   read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
   /** The workflows with trace files, most recently written first, with their steps. */
   workflows(limit: number): Promise<WorkflowTraces[]>;
@@ -73,7 +76,7 @@ export function createTraceFiles(dir: string): TraceFiles {
 
   return {
     dir: root,
-    append(event) {
+    append(event, json) {
       let path: string;
       try {
         path = pathFor(event.workflow_id, event.step_id);
@@ -87,7 +90,7 @@ export function createTraceFiles(dir: string): TraceFiles {
           queue = { lines: [], waiters: [] };
           queues.set(path, queue);
         }
-        queue.lines.push(`${JSON.stringify(event)}\n`);
+        queue.lines.push(`${json ?? JSON.stringify(event)}\n`);
         queue.waiters.push({ resolve, reject });
         if (idle) void flush(path, queue);
       });
