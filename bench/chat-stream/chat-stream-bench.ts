@@ -14,7 +14,8 @@
 //   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),
 //   BENCH_MODES=reference,memory,redis, BENCH_ROUNDS=5 (each mode runs that many times, the modes
 //   alternating, and the run with the median p99 is reported, with the median of each round's
-//   ratio to the reference: on two shared cores one run's p99 swings by 2x), BENCH_PROFILE=1 writes a CPU profile of the server.
+//   ratio to the reference: on two shared cores one run's p99 swings by 2x), BENCH_PROFILE=1 writes a CPU profile
+//   of the server, BENCH_NODE_FLAGS="--trace-gc" passes node flags to the server process.
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -59,7 +60,8 @@ function startServer(): {
       "--conditions=atrium-source",
       "--import",
       "tsx",
-      ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/chat-prof"] : []), ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : []),
+      ...(process.env.BENCH_PROFILE ? ["--cpu-prof", "--cpu-prof-dir=/tmp/chat-prof"] : []),
+      ...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(" ") : []),
     ],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
