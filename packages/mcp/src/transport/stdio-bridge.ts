@@ -2,6 +2,7 @@ import { sdkVersion } from "@atrium/sdk";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { withRequestSignal } from "./request-signal.js";
 
 export interface StdioBridgeOptions {
   /** The gateway's MCP endpoint, e.g. http://127.0.0.1:8082/mcp. */
@@ -28,12 +29,13 @@ export interface StdioBridge {
  */
 export async function startStdioBridge(options: StdioBridgeOptions): Promise<StdioBridge> {
   let userAgent = `atrium-mcp-stdio/${sdkVersion}`;
+  const fetchOwnSignal = withRequestSignal(fetch);
   const http = new StreamableHTTPClientTransport(options.url, {
     fetch: (input, init) => {
       const headers = new Headers(init?.headers);
       headers.set("x-api-key", options.apiKey);
       headers.set("user-agent", userAgent);
-      return fetch(input, { ...init, headers });
+      return fetchOwnSignal(input, { ...init, headers });
     },
   });
   const stdio = new StdioServerTransport(
