@@ -6,9 +6,9 @@
 // per 1,000 deliveries. Prints a table, writes bench/results/chat-stream.json.
 //
 // Latency is that of the steady state: events of the first BENCH_WARMUP_S (default 1 s) run the
-// server's paths cold, and the step_complete events, sent BENCH_SETTLE_MS (default 500) after the
-// last measured event, close all 1,000 streams at once. Both are checked for loss and order like
-// every event, and the p99 over all events, those included, is reported beside.
+// server's paths cold, and the step_complete events, sent BENCH_SETTLE_MS (default 500) after
+// the last measured event and staggered over one interval, close the 1,000 streams. Both are
+// checked for loss and order like every event, and the p99 over all events is reported beside.
 //
 //   node --conditions=atrium-source --import tsx bench/chat-stream/chat-stream-bench.ts
 //   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),

@@ -117,7 +117,7 @@ function publishOne(workflowId: string, last: boolean, measured: boolean): Promi
  * Each workflow publishes at a steady rate, workflows staggered evenly across the interval: first
  * `warmupS` of unmeasured events, then `durationS` of measured ones. Once those are all out, and
  * `settleMs` later, each workflow's `step_complete` closes its streams, so that 1,000 streams
- * closing within one interval is not inside the measured window.
+ * closing within one interval are not inside the measured window.
  */
 async function publish(
   workflows: string[],
@@ -167,7 +167,16 @@ async function publish(
   });
   await Promise.all(pending);
   await new Promise((r) => setTimeout(r, settleMs));
-  await Promise.all(workflows.map((workflowId) => publishOne(workflowId, true, false)));
+  // Staggered across one interval as the events were: workflows end at different moments.
+  await Promise.all(
+    workflows.map(
+      (workflowId, i) =>
+        new Promise((resolve, reject) => {
+          const offset = (i / workflows.length) * intervalMs;
+          setTimeout(() => publishOne(workflowId, true, false).then(resolve, reject), offset);
+        }),
+    ),
+  );
   loop.disable();
   gcObserver.disconnect();
   return {

@@ -65,7 +65,8 @@ export function parseMessages(
     };
   }
   const messages = parsed.map((result) => result.data as JSONRPCMessage);
-  if (messages.some(isInitializeRequest)) {
+  // The method first: the SDK's guard is a whole schema parse, on every message of every call.
+  if (messages.some((m) => "method" in m && m.method === "initialize" && isInitializeRequest(m))) {
     if (messages.length > 1) {
       return {
         status: 400,
