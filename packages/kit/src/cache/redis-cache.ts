@@ -93,10 +93,17 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     maxRetriesPerRequest: 0,
   };
   // Auto-pipelining: commands issued in one tick (many requests' reads and writes) go out in one
-  // write and come back in one read, instead of a system call pair each.
+  // write and come back in one read, instead of a system call pair each. Not the sequenced append
+  // (every trace event, every stream delivery waits on it): ioredis sends one auto-pipeline at a
+  // time, so an append issued while one is out waits for its whole round trip, and each pipeline's
+  // objects outlive young-generation collections. Measured with two appends in flight: 50–63 µs of
+  // CPU per append sent at once against 63–77 pipelined, and 9 MB promoted to the old generation
+  // per 120,000 appends against 200 MB. (So an append can overtake commands of its own tick that
+  // wait in the pipeline; nothing relies on ordering an append against other commands.)
   const commands = new Redis(options.url, {
     ...bounded,
     enableAutoPipelining: true,
+    autoPipeliningIgnoredCommands: ["appendSequenced"],
     ...(name ? { connectionName: `${name}:commands` } : {}),
   });
   // No ready check on the pub/sub connection: a SUBSCRIBE queued while connecting can be written
