@@ -14,8 +14,8 @@
 //   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),
 //   BENCH_MODES=reference,memory,redis, BENCH_ROUNDS=5 (each mode runs that many times, the modes
 //   alternating, and the run with the median p99 is reported, with the median of each round's
-//   ratio to the reference: on two shared cores one run's p99 swings by 2x), BENCH_PROFILE=1 writes a CPU profile
-//   of the server, BENCH_NODE_FLAGS="--trace-gc" passes node flags to the server process.
+//   ratio to the reference: on two shared cores one run's p99 swings by 2x), BENCH_PROFILE=1
+//   writes a CPU profile of the server, BENCH_NODE_FLAGS="--trace-gc" passes node flags to it.
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -187,7 +187,7 @@ async function run(mode: Mode) {
     p50_ms: round(percentile(latencies, 50)),
     p99_ms: round(percentile(latencies, 99)),
     max_ms: round(latencies.at(-1) ?? Number.NaN),
-    // The whole run: the warm-up's JIT and the burst of 1,000 streams closing included.
+    // The whole run: the warm-up's cold paths and the closing step_complete events included.
     p99_all_events_ms: round(percentile(allLatencies, 99)),
     publisher_timer_lag_ms: published.maxTimerLagMs,
     // The server's own stalls: its event loop's delay and its garbage collector's pauses.

@@ -50,16 +50,14 @@ let lastFrameJson: string | undefined;
 let lastFrame = "";
 
 function frameOf(event: TraceEvent, json: string | undefined): string {
-  if (json === undefined) {
-    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    return `${id}data: ${JSON.stringify(event)}\n\n`;
-  }
-  if (json !== lastFrameJson) {
-    const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
-    lastFrame = `${id}data: ${json}\n\n`;
+  if (json !== undefined && json === lastFrameJson) return lastFrame;
+  const id = event.seq === undefined ? "" : `id: ${event.seq}\n`;
+  const frame = `${id}data: ${json ?? JSON.stringify(event)}\n\n`;
+  if (json !== undefined) {
     lastFrameJson = json;
+    lastFrame = frame;
   }
-  return lastFrame;
+  return frame;
 }
 
 function localEvent(workflowId: string, type: "timeout" | "error", data: Record<string, unknown>) {
