@@ -5,7 +5,8 @@ import {
   type TraceEventInput,
   type TraceEventType,
 } from "./trace-event.js";
-import { createTraceFiles, type TraceFiles, type WorkflowTraces } from "./trace-files.js";
+import { createTraceFiles, type TraceFiles } from "./trace-files.js";
+import type { WorkflowTraces } from "./workflow-index.js";
 
 export interface TraceBusOptions {
   /** The cache + pub/sub store; without one the bus only writes trace files and cannot stream. */

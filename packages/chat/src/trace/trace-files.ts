@@ -1,7 +1,8 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { createAppendHandles } from "./append-handles.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
+import { createWorkflowIndex, type WorkflowTraces } from "./workflow-index.js";
 
 export type TraceHistoryFailure = "invalid_id" | "not_found" | "unreadable";
 
@@ -16,14 +17,9 @@ export class TraceHistoryError extends Error {
   }
 }
 
-export interface WorkflowTraces {
-  workflow_id: string;
-  updated_at: string;
-  /** Most recent first. */
-  steps: { step_id: string; updated_at: string }[];
-}
-
 interface FileQueue {
+  workflowId: string;
+  stepId: string;
   lines: string[];
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
@@ -46,6 +42,7 @@ export interface TraceFiles {
 export function createTraceFiles(dir: string): TraceFiles {
   const root = resolve(dir);
   const handles = createAppendHandles();
+  const index = createWorkflowIndex(root);
 
   function pathFor(workflowId: string, stepId: string): string {
     // The pattern admits neither separators nor dot segments, so the joined path cannot leave
@@ -66,6 +63,7 @@ export function createTraceFiles(dir: string): TraceFiles {
       const waiters = queue.waiters.splice(0);
       try {
         await handles.append(path, lines.join(""));
+        index.touch(queue.workflowId, queue.stepId, Date.now());
         for (const w of waiters) w.resolve();
       } catch (error) {
         for (const w of waiters) w.reject(error);
@@ -87,7 +85,7 @@ export function createTraceFiles(dir: string): TraceFiles {
         let queue = queues.get(path);
         const idle = queue === undefined;
         if (!queue) {
-          queue = { lines: [], waiters: [] };
+          queue = { workflowId: event.workflow_id, stepId: event.step_id, lines: [], waiters: [] };
           queues.set(path, queue);
         }
         queue.lines.push(`${json ?? JSON.stringify(event)}\n`);
@@ -96,32 +94,7 @@ export function createTraceFiles(dir: string): TraceFiles {
       });
     },
     close: () => handles.close(),
-    async workflows(limit) {
-      const entries = await readdir(root, { withFileTypes: true }).catch((error) => {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-        throw error;
-      });
-      const listed: WorkflowTraces[] = [];
-      for (const entry of entries) {
-        if (!entry.isDirectory() || !isValidTraceId(entry.name)) continue;
-        const names = (await readdir(resolve(root, entry.name))).filter((name) =>
-          isValidTraceId(name.replace(/\.jsonl$/, "")),
-        );
-        const steps = await Promise.all(
-          names
-            .filter((name) => name.endsWith(".jsonl"))
-            .map(async (name) => ({
-              step_id: name.slice(0, -".jsonl".length),
-              updated_at: (await stat(resolve(root, entry.name, name))).mtime.toISOString(),
-            })),
-        );
-        if (steps.length === 0) continue;
-        steps.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
-        listed.push({ workflow_id: entry.name, updated_at: steps[0].updated_at, steps });
-      }
-      listed.sort((a, b) => b.updated_at.localeCompare(a.updated_at));
-      return listed.slice(0, limit);
-    },
+    workflows: (limit) => index.list(limit),
     async read(workflowId, stepId) {
       const path = pathFor(workflowId, stepId);
       let text: string;
@@ -130,6 +103,7 @@ export function createTraceFiles(dir: string): TraceFiles {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === "ENOENT" || code === "ENOTDIR") {
+          index.forget(workflowId, stepId);
           throw new TraceHistoryError("not_found", `no trace for ${workflowId}/${stepId}`);
         }
         throw new TraceHistoryError("unreadable", `trace ${workflowId}/${stepId} cannot be read`, {
