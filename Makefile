@@ -13,6 +13,7 @@ install: $(STAMP)
 
 build: $(STAMP)
 	npx tsc -b
+	node scripts/prepare-glove.mjs
 	npm run --silent build -w @atrium/console
 
 start: build

@@ -333,13 +333,21 @@ for (const name of ["rest", "grpc"] as const) {
       });
       assert.equal(one.results.length, 1);
       assert.match(one.results[0].content, /sourdough/i);
+      // The filter keeps out the chain that matches best: what is left is the money chain, or
+      // nothing where it has nothing to do with the query.
       const filtered = await ok(t(), "searchMemory", {
         session_id: a1,
-        query: "hiking boots",
+        query: "hiking boots tax",
         filter: { project: "money" },
       });
       assert.equal(filtered.results.length, 1);
       assert.match(filtered.results[0].content, /tax/);
+      const unrelated = await ok(t(), "searchMemory", {
+        session_id: a1,
+        query: "hiking boots",
+        filter: { project: "money" },
+      });
+      assert.ok(unrelated.results.every((r: Json) => !/boots/.test(r.content)));
       const none = await ok(t(), "searchMemory", { session_id: stranger, query: "hiking boots" });
       assert.deepEqual(none.results, []);
       const pages = await ok(t(), "getContext", { session_id: a1, query: "tax return" });

@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { loadMemoryConfig } from "./config.js";
 
-test("embedded defaults: ports 8080/9090, hash embeddings, no LLM, no blob store", () => {
+test("embedded defaults: ports 8080/9090, GloVe embeddings, no LLM, no blob store", () => {
   const config = loadMemoryConfig({});
   assert.equal(config.MEMORY_REST_PORT, 8080);
   assert.equal(config.MEMORY_GRPC_PORT, 9090);
   assert.equal(config.DATABASE_URL, undefined);
   assert.equal(config.ATRIUM_DATA_DIR, "./data");
-  assert.equal(config.EMBEDDINGS_PROVIDER, "hash");
+  assert.equal(config.EMBEDDINGS_PROVIDER, "glove");
   assert.equal(config.EMBEDDINGS_DIMENSIONS, 384);
   assert.equal(config.LLM_BASE_URL, undefined);
   assert.equal(config.BLOB_STORE_URL, undefined);
@@ -23,7 +23,7 @@ test("port 0 is allowed; a malformed value stops start-up naming the variable", 
   assert.throws(() => loadMemoryConfig({ DATABASE_URL: "mysql://x" }), /DATABASE_URL/);
   assert.throws(() => loadMemoryConfig({ LLM_TIMEOUT: "30" }), /LLM_TIMEOUT/);
   assert.throws(() => loadMemoryConfig({ MEMORY_SEARCH_MODE: "fuzzy" }), /MEMORY_SEARCH_MODE/);
-  assert.equal(loadMemoryConfig({ EMBEDDINGS_PROVIDER: "glove" }).EMBEDDINGS_PROVIDER, "glove");
+  assert.equal(loadMemoryConfig({ EMBEDDINGS_PROVIDER: "hash" }).EMBEDDINGS_PROVIDER, "hash");
 });
 
 test("AUTO_MIGRATE reads as the broker reads it: true, false, 1 or 0", () => {

@@ -20,7 +20,7 @@ const schema = z.object({
   AUTO_MIGRATE: envBoolean().default(true),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   BLOB_STORE_URL: z.string().optional(),
-  EMBEDDINGS_PROVIDER: z.enum(["hash", "hash-v1", "glove", "openai"]).default("hash"),
+  EMBEDDINGS_PROVIDER: z.enum(["glove", "hash", "hash-v1", "openai"]).default("glove"),
   EMBEDDINGS_BASE_URL: envUrl({ protocols: ["http", "https"] }).default(
     new URL("https://api.openai.com/v1"),
   ),

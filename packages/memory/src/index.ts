@@ -1,5 +1,6 @@
 export { loadMemoryConfig, type MemoryConfig } from "./config.js";
 export type { Embedder } from "./embeddings/embedder.js";
+export { createGloveEmbedder, type GloveEmbedderOptions } from "./embeddings/glove-embedder.js";
 export { createHashEmbedder } from "./embeddings/hash-embedder.js";
 export { createOpenAiEmbedder } from "./embeddings/openai-embedder.js";
 export { createWeightedHashEmbedder } from "./embeddings/weighted-hash-embedder.js";

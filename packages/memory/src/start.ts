@@ -91,7 +91,7 @@ function createLlm(config: MemoryConfig): Llm | undefined {
 /**
  * Starts the memory service: REST (default 8080) and gRPC (default 9090) from one set of
  * handlers, the chain check worker on the queue and the promoter on its schedule. Embedded
- * defaults: PGlite under ATRIUM_DATA_DIR, in-process cache and queue, hash embeddings, no LLM,
+ * defaults: PGlite under ATRIUM_DATA_DIR, in-process cache and queue, GloVe embeddings, no LLM,
  * no blob store.
  */
 export async function startMemoryService(

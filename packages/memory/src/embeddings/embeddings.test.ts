@@ -35,7 +35,7 @@ describe("hash embedder", () => {
   });
 });
 
-describe("weighted hash embedder (the default)", () => {
+describe("weighted hash embedder (EMBEDDINGS_PROVIDER=hash)", () => {
   const embedder = createWeightedHashEmbedder();
 
   test("word forms meet through their stems, where the first hashing embedder barely saw them", async () => {

@@ -49,7 +49,7 @@ export function addHashedFeature(vector: Float64Array, feature: string, weight: 
 /**
  * The first hashing embedder (`hash-384`, `EMBEDDINGS_PROVIDER=hash-v1`): every word weighs the
  * same, so frequent words and names dominate; kept for stores built with it and as the
- * benchmark's reference. The default is weighted-hash-embedder.ts.
+ * benchmark's reference. `EMBEDDINGS_PROVIDER=hash` is weighted-hash-embedder.ts.
  *
  * Signed feature hashing of word unigrams, bigrams and character 3–5-grams, L2-normalised.
  * Deterministic and weight-free: good at lexical overlap (including inflections, through the

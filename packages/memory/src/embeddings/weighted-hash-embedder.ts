@@ -43,7 +43,7 @@ const BIGRAM_WEIGHT = 0.5;
 const CHAR_NGRAM_WEIGHT = 0.25;
 
 /**
- * The default embedder (`hash-idf-384`): signed feature hashing, like hash-embedder.ts, of
+ * `EMBEDDINGS_PROVIDER=hash` (`hash-idf-384`), the weightless one: signed feature hashing, like hash-embedder.ts, of
  * Porter stems instead of surface words ("researching" meets "research"), each weighted by how
  * rare it is in English so "adoption" outweighs "really"; stem bigrams and character 3–5-grams of
  * the stems, at lower weights, keep some signal for misspellings and compounds. Deterministic,
