@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { memoryV1 } from "@atrium/api";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createTestPostgres } from "@atrium/kit/testing";
-import { createWeightedHashEmbedder } from "@atrium/memory";
+import { createGloveEmbedder } from "@atrium/memory";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/load.js";
@@ -217,7 +217,8 @@ interface SearchRow {
 
 async function searchPart(): Promise<SearchRow[]> {
   const rows: SearchRow[] = [];
-  const embedder = createWeightedHashEmbedder();
+  // The service's default embedder, whose vectors (100 dimensions) the vector paths scan.
+  const embedder = createGloveEmbedder();
   // The service's pool size (pg's default): the hybrid search runs its lists in parallel.
   const pg = await createTestPostgres({ max: 10 });
   const lite = await createPgliteSql();
