@@ -18,7 +18,7 @@ import {
 
 /**
  * The memory contract over REST and gRPC against the real service (PGlite, in-process cache and
- * queue, hash embeddings, a filesystem blob store). Each transport works in its own tenant, so
+ * queue, the default GloVe embeddings, a filesystem blob store). Each transport works in its own tenant, so
  * the two runs never see each other's data.
  */
 let svc: TestService;
@@ -358,6 +358,32 @@ for (const name of ["rest", "grpc"] as const) {
       );
       const recent = await ok(t(), "getContext", { session_id: a2 });
       assert.match(recent.relevant_pages[0].summary, /sourdough/i);
+    });
+
+    test("SearchMemory: a question in other words finds the turn that answers it", async () => {
+      const id = await session("other-words-user");
+      const turns = [
+        ["The new sofa gets delivered on Friday.", "I will remind you on Thursday."],
+        ["My sister takes her kids to the zoo next month.", "That sounds like fun."],
+        ["I finally fixed the leaking kitchen tap.", "Well done."],
+      ];
+      for (const [user_message, agent_response] of turns) {
+        await ok(t(), "storeInteraction", { session_id: id, user_message, agent_response });
+      }
+      await eventually("every turn is in a chain", async () => {
+        const { relevant_pages } = await ok(t(), "getContext", { session_id: id });
+        const chained = relevant_pages.flatMap((p: Json) => p.metadata.event_ids.split(","));
+        return chained.length === turns.length * 2;
+      });
+      // No word in common with the turn that answers: only the embedder can tell which it is.
+      for (const [query, answer] of [
+        ["When is the couch arriving?", /sofa/],
+        ["Which animals will the children see?", /zoo/],
+        ["Who did the plumbing repair?", /tap/],
+      ] as const) {
+        const { results } = await ok(t(), "searchMemory", { session_id: id, query });
+        assert.match(results[0]?.content ?? "", answer, query);
+      }
     });
 
     test("GetContext: relevant pages follow the chain checks, never a stale cached list", async () => {
