@@ -98,7 +98,9 @@ export function createWorkflowIndex(root: string): WorkflowIndex {
       const ids = [...byWorkflow.keys()];
       const listed: WorkflowTraces[] = [];
       for (let i = ids.length - 1; i >= 0 && listed.length < limit; i--) {
+        // Reversed first: of steps written in the same millisecond, the later one comes first.
         const steps = [...(byWorkflow.get(ids[i]) as Map<string, number>)]
+          .reverse()
           .sort((a, b) => b[1] - a[1])
           .map(([step_id, at]) => ({ step_id, updated_at: new Date(at).toISOString() }));
         listed.push({ workflow_id: ids[i], updated_at: steps[0].updated_at, steps });
