@@ -8,7 +8,7 @@ import { createLogger } from "@atrium/kit";
 import { eventually } from "@atrium/kit/testing";
 import { startMemoryService } from "@atrium/memory";
 
-// The chat kernel's researcher on `make start` defaults (no LLM, hash embeddings, PGlite): it
+// The chat kernel's researcher on `make start` defaults (no LLM, GloVe embeddings, PGlite): it
 // answers from memory only with what is relevant, and says so when nothing is.
 test("the researcher answers from a relevant memory and says it found nothing for an unrelated question", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "chat-recall-"));
