@@ -113,6 +113,35 @@ test("pgvector HNSW and the exact cosine scan give the same top results on the s
   }
 });
 
+test("HNSW after an embedder of another size: the old vectors are dropped, the new ones written and found (PGlite)", async () => {
+  const sql = await createPgliteSql();
+  try {
+    await migrateMemory(sql);
+    const scope = { tenantId: "t1", userId: "u1", agentId: "a1" };
+    const before = await createVectorSearch({ sql, dimensions: 384, mode: "hnsw" });
+    const old = testChain(scope, { embedding: (await embedder.embed(["hiking boots"]))[0] });
+    await sql.transaction(async (tx) => {
+      await chainStore.save(tx, old);
+      await before.upsert(tx, old);
+    });
+
+    // As at a start with the new embedder, before the re-embedding has moved the chain.
+    const after = await createVectorSearch({ sql, dimensions: 3, mode: "hnsw" });
+    const query = { tenantId: "t1", userId: "u1", embedding: [1, 0, 0], limit: 5 };
+    assert.deepEqual(await after.search(query), []);
+    const moved = { ...old, embedding: [0.6, 0.8, 0], embeddingModel: "three-d" };
+    await sql.transaction(async (tx) => {
+      await chainStore.save(tx, moved);
+      await after.upsert(tx, moved);
+    });
+    const [hit] = await after.search(query);
+    assert.equal(hit.chainId, old.id);
+    assert.ok(Math.abs(hit.similarity - 0.6) < 1e-6);
+  } finally {
+    await sql.close();
+  }
+});
+
 test("PostgreSQL without pgvector: the exact path, scoped to tenant and user", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   const pg = await createTestPostgres();

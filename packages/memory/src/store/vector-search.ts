@@ -53,6 +53,16 @@ function createExactSearch(sql: Sql): VectorSearch {
 
 async function createHnswSearch(sql: Sql, dimensions: number): Promise<VectorSearch> {
   await sql.query("CREATE EXTENSION IF NOT EXISTS vector");
+  // The column holds one vector size. A table of another size is from an earlier embedder: it
+  // only mirrors memory_chains, so it is dropped and filled again below and by the re-embedding
+  // that follows an embedder change (otherwise every write and search fails on the sizes).
+  const { rows } = await sql.query<{ dimensions: number }>(
+    `SELECT atttypmod AS dimensions FROM pg_attribute
+     WHERE attrelid = to_regclass('memory_chain_vectors') AND attname = 'embedding'`,
+  );
+  if (rows.length > 0 && rows[0].dimensions !== dimensions) {
+    await sql.query("DROP TABLE memory_chain_vectors");
+  }
   await sql.query(
     `CREATE TABLE IF NOT EXISTS memory_chain_vectors (
        chain_id uuid PRIMARY KEY REFERENCES memory_chains (id) ON DELETE CASCADE,
