@@ -25,10 +25,19 @@ async function run<Row>(
   text: string,
   params?: unknown[],
 ): Promise<SqlResult<Row>> {
-  if (params && params.length > 0) return toSqlResult(await runner.query<Row>(text, params));
-  // `query` prepares its text, which allows one statement only; `exec` takes a whole script.
-  const results = await runner.exec(text);
-  return toSqlResult(results[results.length - 1] as Results<Row> | undefined);
+  try {
+    if (params && params.length > 0) return toSqlResult(await runner.query<Row>(text, params));
+    // `query` prepares its text, which allows one statement only; `exec` takes a whole script.
+    const results = await runner.exec(text);
+    return toSqlResult(results[results.length - 1] as Results<Row> | undefined);
+  } catch (error) {
+    // PGlite's errors carry the statement's parameter values (what users stored, ciphertexts),
+    // and a logged error is printed whole: the statement stays, the values do not, as with pg.
+    if (typeof error === "object" && error !== null && "params" in error) {
+      delete (error as { params?: unknown }).params;
+    }
+    throw error;
+  }
 }
 
 /**

@@ -69,6 +69,22 @@ for (const adapter of adapters) {
       assert.deepEqual(updated.rows, []);
     });
 
+    test("a failed statement's error names the failure and carries none of its values", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      await withTable(t, sql, "contract_values", "id int PRIMARY KEY, note text NOT NULL");
+      await sql.query("INSERT INTO contract_values VALUES ($1, $2)", [1, "first"]);
+      const secret = "what the user told us in confidence";
+      const failure = await sql
+        .query("INSERT INTO contract_values VALUES ($1, $2)", [1, secret])
+        .then(() => assert.fail("a duplicate key must fail"))
+        .catch((error: unknown) => error);
+      assert.match(String((failure as Error).message), /duplicate key/);
+      // What a logger prints of an error: its own properties, as the kit's redactor walks them.
+      const printed = JSON.stringify(failure, Object.getOwnPropertyNames(failure));
+      assert.ok(!printed.includes(secret), printed);
+    });
+
     test("a parameterless query runs several statements and returns the last result", async (t) => {
       const sql = await open(t);
       if (!sql) return;
