@@ -28,19 +28,21 @@ export function createWorkflowIndex(root: string): WorkflowIndex {
   // workflow → step → last write (ms). The map's order is the workflows' recency: a write moves
   // its workflow to the end, so listing needs no sort.
   let byWorkflow = new Map<string, Map<string, number>>();
-  let newest: Map<string, number> | undefined;
   let scanned: Promise<void> | undefined;
 
-  function touch(workflowId: string, stepId: string, atMs: number): void {
+  function stepsOf(workflowId: string): Map<string, number> {
     let steps = byWorkflow.get(workflowId);
-    if (steps === undefined) {
+    if (!steps) {
       steps = new Map();
       byWorkflow.set(workflowId, steps);
-    } else if (steps !== newest) {
-      byWorkflow.delete(workflowId);
-      byWorkflow.set(workflowId, steps);
     }
-    newest = steps;
+    return steps;
+  }
+
+  function touch(workflowId: string, stepId: string, atMs: number): void {
+    const steps = stepsOf(workflowId);
+    byWorkflow.delete(workflowId);
+    byWorkflow.set(workflowId, steps);
     steps.set(stepId, atMs);
   }
 
@@ -70,24 +72,17 @@ export function createWorkflowIndex(root: string): WorkflowIndex {
     // Writes made while the directory was read are in the index already; a step keeps its later
     // time, and the workflows are put in recency order once.
     for (const [workflowId, stepId, mtimeMs] of found) {
-      let steps = byWorkflow.get(workflowId);
-      if (!steps) {
-        steps = new Map();
-        byWorkflow.set(workflowId, steps);
-      }
+      const steps = stepsOf(workflowId);
       if ((steps.get(stepId) ?? 0) < mtimeMs) steps.set(stepId, mtimeMs);
     }
     byWorkflow = new Map([...byWorkflow].sort((a, b) => latest(a[1]) - latest(b[1])));
-    newest = undefined;
   }
 
   return {
     touch,
     forget(workflowId, stepId) {
       const steps = byWorkflow.get(workflowId);
-      if (!steps?.delete(stepId) || steps.size > 0) return;
-      byWorkflow.delete(workflowId);
-      if (newest === steps) newest = undefined;
+      if (steps?.delete(stepId) && steps.size === 0) byWorkflow.delete(workflowId);
     },
     async list(limit) {
       scanned ??= scan().catch((error) => {

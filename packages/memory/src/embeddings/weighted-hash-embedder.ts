@@ -43,12 +43,13 @@ const BIGRAM_WEIGHT = 0.5;
 const CHAR_NGRAM_WEIGHT = 0.25;
 
 /**
- * `EMBEDDINGS_PROVIDER=hash` (`hash-idf-384`), the weightless one: signed feature hashing, like hash-embedder.ts, of
- * Porter stems instead of surface words ("researching" meets "research"), each weighted by how
- * rare it is in English so "adoption" outweighs "really"; stem bigrams and character 3–5-grams of
- * the stems, at lower weights, keep some signal for misspellings and compounds. Deterministic,
- * weight-free apart from the word counts, and blind to synonyms: the hybrid retrieval's lexical
- * side and an OpenAI-compatible embedder are the answers to that.
+ * `EMBEDDINGS_PROVIDER=hash` (`hash-idf-384`), the weightless one: signed feature hashing, like
+ * hash-embedder.ts, of Porter stems instead of surface words ("researching" meets "research"),
+ * each weighted by how rare it is in English so "adoption" outweighs "really"; stem bigrams and
+ * character 3–5-grams of the stems, at lower weights, keep some signal for misspellings and
+ * compounds. Deterministic, weight-free apart from the word counts, and blind to synonyms: the
+ * hybrid retrieval's lexical side and a semantic embedder (GloVe, the default, or an
+ * OpenAI-compatible one) are the answers to that.
  */
 export function createWeightedHashEmbedder(options: WeightedHashEmbedderOptions = {}): Embedder {
   const dimensions = options.dimensions ?? 384;
