@@ -77,6 +77,13 @@ describe("licence", () => {
     assert.match(pyproject, /^license-files = \["LICENSE"\]$/m);
   });
 
+  it("every OpenAPI document carries the SPDX licence", () => {
+    for (const name of readdirSync(join(root, "openapi"))) {
+      const info = json(`openapi/${name}`).info as { license?: { name?: string } };
+      assert.equal(info.license?.name, "Apache-2.0", name);
+    }
+  });
+
   it("NOTICE names each package's licence as its own manifest does", () => {
     const entries = noticeEntries();
     assert.ok(entries.size > 0, "NOTICE lists no third-party package");

@@ -1,7 +1,15 @@
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import type { ServiceAccess } from "./access.js";
 import { descriptionOf } from "./comments.js";
-import { errorSchema, errorSchemaName, methodOperations } from "./operations.js";
+import { errorResponseComponents, errorSchemas } from "./error-responses.js";
+import { methodOperations } from "./operations.js";
 import { createSchemaCatalog, type OpenApiObject } from "./schemas.js";
+
+/** SPDX identifier of Atrium's licence (LICENSE at the repository root). */
+export const licence = {
+  name: "Apache-2.0",
+  url: "https://www.apache.org/licenses/LICENSE-2.0",
+};
 
 export interface OpenApiDocumentOptions {
   /** Proto package the document covers, e.g. `memory.v1`. */
@@ -9,11 +17,13 @@ export interface OpenApiDocumentOptions {
   services: readonly DescService[];
   /** `info.version`: the one Atrium version. */
   version: string;
+  /** Auth, default port and failures of the service's host; absent: none declared. */
+  access?: ServiceAccess;
 }
 
 /** An OpenAPI 3.0.3 document for the REST face of the services of one proto package. */
 export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiObject {
-  const { packageName, services, version } = options;
+  const { packageName, services, version, access } = options;
   const requestMessages = reachableMessages(
     services.flatMap((service) => service.methods.map((method) => method.input)),
   );
@@ -24,7 +34,7 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiOb
   const paths: Record<string, Record<string, OpenApiObject>> = {};
   for (const service of services) {
     for (const method of service.methods) {
-      for (const { path, httpMethod, operation } of methodOperations(method, catalog)) {
+      for (const { path, httpMethod, operation } of methodOperations(method, catalog, access)) {
         paths[path] ??= {};
         if (paths[path][httpMethod] !== undefined) {
           throw new Error(`${httpMethod.toUpperCase()} ${path} is bound twice`);
@@ -35,19 +45,42 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiOb
   }
 
   const serviceDescription = services.length === 1 ? descriptionOf(services[0]) : undefined;
+  const description = [serviceDescription, access?.authentication].filter(Boolean).join("\n\n");
+  const responses = errorResponseComponents(
+    new Set(JSON.stringify(paths).match(/#\/components\/responses\/[A-Za-z]+/g)),
+  );
   return {
     openapi: "3.0.3",
     info: {
       title: packageName,
       version,
-      ...(serviceDescription ? { description: serviceDescription } : {}),
+      ...(description ? { description } : {}),
+      license: licence,
     },
+    ...(access ? { servers: [defaultServer(access.restPort)], security: access.security } : {}),
     tags: services.map((service) => {
       const description = descriptionOf(service);
       return { name: service.name, ...(description ? { description } : {}) };
     }),
     paths,
-    components: { schemas: { ...catalog.components(), [errorSchemaName]: errorSchema } },
+    components: {
+      schemas: { ...catalog.components(), ...errorSchemas(responses) },
+      ...(Object.keys(responses).length > 0 ? { responses } : {}),
+      ...(access ? { securitySchemes: access.securitySchemes } : {}),
+    },
+  };
+}
+
+/** The REST listener as `make start` runs it, with the parts a deployment changes as variables. */
+function defaultServer(port: number): OpenApiObject {
+  return {
+    url: "{scheme}://{host}:{port}",
+    description: "A self-hosted Atrium; the defaults are a local `make start`.",
+    variables: {
+      scheme: { default: "http", enum: ["http", "https"] },
+      host: { default: "localhost" },
+      port: { default: String(port) },
+    },
   };
 }
 

@@ -7,21 +7,10 @@ import {
   getOption,
   hasOption,
 } from "@bufbuild/protobuf";
+import type { ServiceAccess } from "./access.js";
 import { descriptionOf } from "./comments.js";
+import { errorSchemaName, operationErrorResponses } from "./error-responses.js";
 import { componentRef, type OpenApiObject, type SchemaCatalog } from "./schemas.js";
-
-/** Name of the error body schema every operation answers with on failure. */
-export const errorSchemaName = "Error";
-
-export const errorSchema: OpenApiObject = {
-  type: "object",
-  description: "The body of every REST error response.",
-  required: ["code", "message"],
-  properties: {
-    code: { type: "string", description: "The gRPC status code name, e.g. `NotFound`." },
-    message: { type: "string", description: "What went wrong, for a human." },
-  },
-};
 
 /** One REST binding of a method: its main google.api.http rule or an additional binding. */
 export interface Operation {
@@ -34,7 +23,11 @@ export interface Operation {
  * The operations of a method, mirroring what the REST transcoder serves: the same path
  * templates, path variables, query parameters and bodies. Unannotated methods have none.
  */
-export function methodOperations(method: DescMethod, catalog: SchemaCatalog): Operation[] {
+export function methodOperations(
+  method: DescMethod,
+  catalog: SchemaCatalog,
+  access?: ServiceAccess,
+): Operation[] {
   if (!hasOption(method, http)) return [];
   const where = `${method.parent.typeName}.${method.name}`;
   if (method.methodKind !== "unary") {
@@ -43,7 +36,7 @@ export function methodOperations(method: DescMethod, catalog: SchemaCatalog): Op
   const rule = getOption(method, http);
   return [rule, ...rule.additionalBindings].map((binding, index) => {
     try {
-      return bindingOperation(method, binding, index, catalog);
+      return bindingOperation(method, binding, index, catalog, access);
     } catch (error) {
       throw new Error(`${where}: ${(error as Error).message}`);
     }
@@ -55,6 +48,7 @@ function bindingOperation(
   rule: HttpRule,
   index: number,
   catalog: SchemaCatalog,
+  access: ServiceAccess | undefined,
 ): Operation {
   const { pattern } = rule;
   if (pattern.case === undefined) throw new Error("google.api.http rule has no method and path");
@@ -74,6 +68,7 @@ function bindingOperation(
   }
 
   const description = descriptionOf(method);
+  const exempt = access?.exemptMethods?.has(method.name) ?? false;
   const operation: OpenApiObject = {
     operationId: `${method.parent.name}_${method.name}${index === 0 ? "" : `_${index}`}`,
     summary: method.name,
@@ -81,6 +76,8 @@ function bindingOperation(
     tags: [method.parent.name],
     ...(method.deprecated ? { deprecated: true } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
+    // Exempt routes take no credentials whatever the deployment switches on.
+    ...(exempt ? { security: [] } : {}),
   };
   const requestSchema = requestBodySchema(method.input, rule.body, variables, catalog);
   if (requestSchema !== undefined) {
@@ -95,8 +92,15 @@ function bindingOperation(
       description: "OK",
       content: { "application/json": { schema: responseSchema } },
     },
+    ...operationErrorResponses(method, {
+      common: access?.commonErrors ?? [],
+      particular: access?.particularErrors ?? {},
+      exempt,
+      hasBody: requestSchema !== undefined,
+      hasPathVariables: variables.length > 0,
+    }),
     default: {
-      description: "An error, with the HTTP status the gRPC code maps to.",
+      description: "Any other error (500 Internal), with the HTTP status its gRPC code maps to.",
       content: { "application/json": { schema: componentRef(errorSchemaName) } },
     },
   };

@@ -12,6 +12,7 @@ import {
   FileDescriptorSetSchema,
 } from "@bufbuild/protobuf/wkt";
 import type { Plugin } from "@bufbuild/protoplugin";
+import { accessByPackage } from "./access.js";
 import { buildOpenApiDocument } from "./document.js";
 
 export interface OpenApiPluginOptions {
@@ -43,7 +44,7 @@ export function createOpenApiPlugin(options: OpenApiPluginOptions): Plugin {
       }
       const files = [...servicesByPackage].map(([packageName, services]) => ({
         name: `${packageName}.openapi.json`,
-        content: `${JSON.stringify(buildOpenApiDocument({ packageName, services, version: options.version }), null, 2)}\n`,
+        content: `${JSON.stringify(buildOpenApiDocument({ packageName, services, version: options.version, access: accessByPackage[packageName] }), null, 2)}\n`,
       }));
       return create(CodeGeneratorResponseSchema, {
         supportedFeatures: protoInt64.parse(CodeGeneratorResponse_Feature.PROTO3_OPTIONAL),
