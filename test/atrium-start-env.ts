@@ -1,3 +1,7 @@
+import { spawn } from "node:child_process";
+import { createServer as createTcpServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { freePort } from "./gateway-tcp-proxy.js";
 
 /**
@@ -23,6 +27,95 @@ export async function atriumStartEnv(dataDir: string) {
       MEMORY_GRPC_URL: `http://127.0.0.1:${memGrpc}`,
       BROKER_URL: `http://127.0.0.1:${brokerRest}`,
       BROKER_GRPC_URL: `http://127.0.0.1:${brokerGrpc}`,
+    },
+  };
+}
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+const platformPorts = [8000, 8080, 8081, 8082, 9090, 9091, 9092];
+
+async function portFree(port: number): Promise<boolean> {
+  const server = createTcpServer();
+  const free = await new Promise<boolean>((resolve) => {
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (free) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return free;
+}
+
+/**
+ * An ATRIUM_PORT_OFFSET whose ports are free for `platforms` platforms, each `spacing` above the
+ * one before, so tests never meet a running `make start` (offset 0) or each other.
+ */
+export async function freePortOffset(spacing: number, platforms: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const offset = 1000 + Math.floor(Math.random() * (65_535 - 9092 - spacing * platforms - 1000));
+    const ports = Array.from({ length: platforms }, (_, i) =>
+      platformPorts.map((port) => port + offset + i * spacing),
+    ).flat();
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return offset;
+  }
+  throw new Error("no free port offset found");
+}
+
+export interface AtriumProcess {
+  /** Everything it printed on stdout so far. */
+  output(): string;
+  /** Ctrl-C to the whole process group; resolves when its output has closed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `atrium start` from the sources (as the tests run everything), in a process group of its own,
+ * resolved once its banner is printed.
+ */
+export async function spawnAtriumStart(env: Record<string, string>): Promise<AtriumProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--conditions=atrium-source", "--import", "tsx", "packages/server/src/main.ts", "start"],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  let output = "";
+  let errors = "";
+  child.stdout.setEncoding("utf8");
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (chunk: string) => {
+    errors += chunk;
+  });
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const kill = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // the group has already exited
+    }
+  };
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: string) => {
+      output += chunk;
+      if (output.includes("\n  stop ")) resolve();
+    });
+    child.once("exit", (code) =>
+      reject(new Error(`atrium start exited ${code}:\n${output}\n${errors}`)),
+    );
+  }).catch((error) => {
+    kill("SIGKILL");
+    throw error;
+  });
+  return {
+    output: () => output,
+    async stop() {
+      kill("SIGINT");
+      const killer = setTimeout(() => kill("SIGKILL"), 15_000);
+      await closed;
+      clearTimeout(killer);
     },
   };
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -32,7 +32,12 @@ export async function startAtrium(dataDir: string, env: Record<string, string> =
     });
     child.once("exit", (code) => reject(new Error(`atrium start exited ${code}:\n${output}`)));
   });
+  // The gateway requires its inbound key: the operator's, or the development key in dev.env.
+  const devEnv = await readFile(join(dataDir, "dev.env"), "utf8");
+  const operatorKey =
+    env.GATEWAY_API_KEYS ?? /^GATEWAY_API_KEYS=(.+)$/m.exec(devEnv)?.[1]?.split(",")[0];
   return {
+    operatorKey: operatorKey ?? "",
     gateway: `http://127.0.0.1:${ports.gwRest}`,
     broker: `http://127.0.0.1:${ports.brokerRest}`,
     memory: `http://127.0.0.1:${ports.memRest}`,

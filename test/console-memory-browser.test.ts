@@ -88,7 +88,7 @@ test("the console's memory page shows a user's memory as text, draws the graph a
   const pwned = () => page.evaluate(() => (globalThis as { __pwned?: number }).__pwned);
 
   await page.goto(`${atrium.gateway}/console/#memory`);
-  await page.getByLabel("Operator key").fill("operator-secret-key");
+  await page.getByLabel("Operator key").fill(atrium.operatorKey);
   await page.getByRole("button", { name: "Use key" }).click();
   await page.getByLabel("Tenant").fill(tenant);
   await page.getByRole("button", { name: "Find" }).click();

@@ -8,8 +8,10 @@ import {
   createServiceHost,
   type Env,
   type Logger,
+  logLevel,
   type ResourceStack,
   type RunningService,
+  requestLogLevel,
   shutdownGraceMs,
   startService,
 } from "@atrium/kit";
@@ -45,7 +47,7 @@ export async function startGatewayService(
   options: StartGatewayServiceOptions,
 ): Promise<GatewayService> {
   const config = loadGatewayConfig(options.env);
-  const logger = options.logger ?? createLogger({ name: "gateway" });
+  const logger = options.logger ?? createLogger({ name: "gateway", level: logLevel(options.env) });
 
   // Only for OAuth callers of /mcp: their in-process SDK client needs a key for /v1 (see
   // McpRouteOptions.internalKey). Random per process, held only in memory.
@@ -137,6 +139,7 @@ async function serve(
   let consoleServed = false;
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
+    requestLogLevel: requestLogLevel(options.env),
     name: "gateway",
     logger,
     rest: { host: config.host, port: config.restPort },

@@ -81,6 +81,12 @@ export {
   startService,
 } from "./lifecycle/service-lifecycle.js";
 export {
+  type LogLevel,
+  logLevel,
+  type RequestLogLevel,
+  requestLogLevel,
+} from "./logger/log-levels.js";
+export {
   createLogger,
   type Logger,
   type LoggerOptions,

@@ -13,10 +13,12 @@ import {
   type Env,
   isRedisConnectionError,
   type Logger,
+  logLevel,
   logRedisState,
   migrateAtBoot,
   type RedisStateChange,
   type RunningService,
+  requestLogLevel,
   shutdownGraceMs,
   startService,
 } from "@atrium/kit";
@@ -99,7 +101,7 @@ export async function startMemoryService(
 ): Promise<RunningService> {
   const config = loadMemoryConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_MEMORY", options.env);
-  const logger = options.logger ?? createLogger({ name: "memory" });
+  const logger = options.logger ?? createLogger({ name: "memory", level: logLevel(options.env) });
   for (const warning of auth.warnings) logger.warn(warning);
   return startService(logger, async (resources) => {
     const sql = await createSql({
@@ -255,6 +257,7 @@ export async function startMemoryService(
     });
     const host = createServiceHost({
       shutdownGraceMs: shutdownGraceMs(options.env),
+      requestLogLevel: requestLogLevel(options.env),
       name: "memory",
       logger,
       rest: { host: config.MEMORY_HOST, port: config.MEMORY_REST_PORT },

@@ -25,3 +25,18 @@ test("a dev.env missing a key is refused instead of regenerated", async (t) => {
   await writeFile(join(dir, "dev.env"), "ENCRYPTION_KEY=abc\n");
   await assert.rejects(ensureDevKeys(dir), /lacks STATE_KEY, API_KEYS/);
 });
+
+test("a dev.env from before the gateway key gets one appended, the other keys untouched", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), "atrium-devkeys-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const old = "ENCRYPTION_KEY=e\nSTATE_KEY=s\nAPI_KEYS=dev_old";
+  await writeFile(join(dir, "dev.env"), old);
+  const keys = await ensureDevKeys(dir);
+  assert.match(keys.keys.GATEWAY_API_KEYS, /^gw_dev_[0-9a-f]{48}$/);
+  assert.equal(keys.keys.API_KEYS, "dev_old");
+  assert.equal(
+    await readFile(join(dir, "dev.env"), "utf8"),
+    `${old}\nGATEWAY_API_KEYS=${keys.keys.GATEWAY_API_KEYS}\n`,
+  );
+  assert.deepEqual((await ensureDevKeys(dir)).keys, keys.keys);
+});

@@ -1,21 +1,31 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startBrokerService } from "@atrium/broker";
 import { startAgentService } from "@atrium/chat";
 import { startGatewayService } from "@atrium/gateway";
-import { createLogger, type RunningService, shutdownGraceMs, synchronousStdout } from "@atrium/kit";
+import {
+  createLogger,
+  logLevel,
+  type RunningService,
+  shutdownGraceMs,
+  synchronousStdout,
+} from "@atrium/kit";
 import { startStdioBridge } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
+import { startedBanner } from "./banner.js";
+import { parseDotenv } from "./dev-keys.js";
 import {
   embeddedEnv,
   type ServiceLauncher,
   type ServiceName,
   serviceLines,
   serviceNames,
-  startedBanner,
   startInOrder,
   stopAll,
 } from "./launch.js";
+import { assertPortsFree, connectHost, namePortInUse, resolvePorts } from "./ports.js";
 
 const launchers: Record<ServiceName, ServiceLauncher> = {
   memory: startMemoryService,
@@ -28,9 +38,17 @@ const usage = `usage:
   atrium start                 run every service in one process with embedded defaults
   atrium serve <service>       run one service (${serviceNames.join(", ")})
   atrium mcp                   stdio MCP server for desktop clients, relaying to the gateway's
-                               /mcp (ATRIUM_GATEWAY_URL, default http://127.0.0.1:8082;
-                               ATRIUM_API_KEY, a gateway key with an MCP scope)
+                               /mcp (ATRIUM_GATEWAY_URL, default http://127.0.0.1:8082 moved
+                               by the port settings; ATRIUM_API_KEY, a gateway key with an MCP
+                               scope, default GATEWAY_API_KEYS of ./data/dev.env)
   atrium version               print the version`;
+
+/** The development gateway key `atrium start` wrote, for `atrium mcp` run beside it. */
+function devGatewayKey(env: NodeJS.ProcessEnv): string | undefined {
+  const path = resolve(env.ATRIUM_DATA_DIR ?? "./data", "dev.env");
+  if (!existsSync(path)) return undefined;
+  return parseDotenv(readFileSync(path, "utf8")).GATEWAY_API_KEYS?.split(",")[0].trim();
+}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -65,25 +83,46 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (command === "start") {
-    const { env, devKeysPath } = await embeddedEnv(process.env);
+    const { env, devKeysPath, ports, gatewayUrl, devGatewayKey } = await embeddedEnv({
+      // Each request's line waits for LOG_LEVEL=debug: start-up, warnings and errors stay in view.
+      REQUEST_LOG_LEVEL: "debug",
+      ...process.env,
+    });
+    const host = env.MEMORY_HOST ?? "127.0.0.1";
+    await assertPortsFree(ports, host);
     console.log(`atrium ${version()}: development keys in ${devKeysPath}`);
     const stdout = synchronousStdout();
+    const level = logLevel(env);
     const running = await startInOrder(
       serviceNames.map((name) => [name, launchers[name]]),
       env,
-      (name) => createLogger({ name, destination: stdout }),
-    );
+      (name) => createLogger({ name, level, destination: stdout }),
+    ).catch((error: unknown) => {
+      throw namePortInUse(error, ports, host);
+    });
     stopOnSignals(running);
-    console.log(startedBanner(running, { devKeys: devKeysPath, dataDir: env.ATRIUM_DATA_DIR! }));
+    console.log(
+      startedBanner(running, {
+        devKeysPath,
+        dataDir: env.ATRIUM_DATA_DIR!,
+        gatewayUrl,
+        devGatewayKey,
+        atriumBin: fileURLToPath(new URL("../bin/atrium.js", import.meta.url)),
+      }),
+    );
     return -1;
   }
   if (command === "mcp") {
-    const apiKey = process.env.ATRIUM_API_KEY;
+    const apiKey = process.env.ATRIUM_API_KEY || devGatewayKey(process.env);
     if (!apiKey) {
-      console.error("atrium mcp: set ATRIUM_API_KEY to a gateway key that has an MCP scope");
+      console.error(
+        "atrium mcp: set ATRIUM_API_KEY to a gateway key that has an MCP scope (or run `atrium start` first: its key is GATEWAY_API_KEYS in ./data/dev.env)",
+      );
       return 2;
     }
-    const gateway = process.env.ATRIUM_GATEWAY_URL ?? "http://127.0.0.1:8082";
+    const gateway =
+      process.env.ATRIUM_GATEWAY_URL ||
+      `http://${connectHost(process.env.ATRIUM_HOST ?? "127.0.0.1")}:${resolvePorts(process.env).GATEWAY_REST_PORT}`;
     // stdout carries the protocol: every diagnostic goes to stderr.
     const bridge = await startStdioBridge({
       url: new URL(`${gateway.replace(/\/$/, "")}/mcp`),
@@ -94,7 +133,8 @@ async function main(args: string[]): Promise<number> {
     return 0;
   }
   if (command === "serve" && serviceNames.includes(target as ServiceName)) {
-    const running = [await launchers[target as ServiceName]({ env: process.env })];
+    const logger = createLogger({ name: target, level: logLevel(process.env) });
+    const running = [await launchers[target as ServiceName]({ env: process.env, logger })];
     stopOnSignals(running);
     console.log(serviceLines(running).join("\n"));
     return -1;

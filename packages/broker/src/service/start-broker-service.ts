@@ -10,9 +10,11 @@ import {
   createServiceHost,
   createSql,
   type Logger,
+  logLevel,
   migrateAtBoot,
   type ResourceStack,
   type RunningService,
+  requestLogLevel,
   type Sql,
   shutdownGraceMs,
   startService,
@@ -61,7 +63,7 @@ export async function startBrokerService(
   options: StartBrokerServiceOptions,
 ): Promise<BrokerService> {
   const config = loadBrokerConfig(options.env);
-  const logger = options.logger ?? createLogger({ name: "broker" });
+  const logger = options.logger ?? createLogger({ name: "broker", level: logLevel(options.env) });
   return startService(logger, (resources) => start(config, logger, options, resources));
 }
 
@@ -158,6 +160,7 @@ async function start(
 
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
+    requestLogLevel: requestLogLevel(options.env),
     name: "broker",
     logger,
     rest: { host: config.host, port: config.restPort },

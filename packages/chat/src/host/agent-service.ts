@@ -7,8 +7,10 @@ import {
   createServiceHost,
   type Env,
   type Logger,
+  logLevel,
   logRedisState,
   type RunningService,
+  requestLogLevel,
   shutdownGraceMs,
   startService,
 } from "@atrium/kit";
@@ -37,7 +39,7 @@ export async function startAgentService(
 ): Promise<RunningService> {
   const config = loadAgentConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
-  const logger = options.logger ?? createLogger({ name: "agent" });
+  const logger = options.logger ?? createLogger({ name: "agent", level: logLevel(options.env) });
   for (const warning of auth.warnings) logger.warn(warning);
   return startService(logger, async (resources) => {
     const cache = createCache({
@@ -74,6 +76,7 @@ export async function startAgentService(
     });
     const host = createServiceHost({
       shutdownGraceMs: shutdownGraceMs(options.env),
+      requestLogLevel: requestLogLevel(options.env),
       name: "agent",
       logger,
       rest: { host: config.host, port: config.port },

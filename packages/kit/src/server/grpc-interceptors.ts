@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { AuthenticationError } from "../auth/authentication-error.js";
 import { type Authenticator, identityKey } from "../auth/identity.js";
 import { normalizeHandlerError } from "../errors.js";
+import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import { type CallerAddressPolicy, callerAddressKey } from "./caller-address.js";
 import { checkRequestInput } from "./input-rule.js";
@@ -49,7 +50,11 @@ async function* onStreamEnd<T>(
  * Outermost: one metric sample and one redacted log line per RPC, however it ended. Streams are
  * counted when their last message has been sent.
  */
-export function observeCalls(logger: Logger, metrics: RequestMetrics): Interceptor {
+export function observeCalls(
+  logger: Logger,
+  metrics: RequestMetrics,
+  level: RequestLogLevel = "info",
+): Interceptor {
   return (next) => async (req) => {
     const started = process.hrtime.bigint();
     const operation = operationOf(req);
@@ -58,8 +63,8 @@ export function observeCalls(logger: Logger, metrics: RequestMetrics): Intercept
       const status = error === undefined ? "OK" : Code[ConnectError.from(error).code];
       metrics.observe({ transport: "grpc", operation, status, durationSeconds });
       // The line's headers are copied only when it will be written.
-      if (!logger.isLevelEnabled("info")) return;
-      logger.info(
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level](
         {
           req: { method: req.requestMethod, headers: Object.fromEntries(req.header) },
           operation,

@@ -7,6 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { Authenticator } from "../auth/identity.js";
+import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import {
   type CallerAddressPolicy,
@@ -36,6 +37,7 @@ export interface GrpcServerOptions {
   authenticator?: Authenticator;
   tls?: TlsOptions;
   readMaxBytes?: number;
+  requestLogLevel?: RequestLogLevel;
 }
 
 export interface GrpcServer {
@@ -52,7 +54,7 @@ export interface GrpcServer {
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
   const interceptors = [
-    observeCalls(logger, metrics),
+    observeCalls(logger, metrics, options.requestLogLevel),
     normalizeErrors(logger),
     restrictCallers(logger, callerAddress),
     ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),

@@ -5,6 +5,7 @@ import type { TlsOptions } from "../auth/auth-config.js";
 import type { AuthenticationError } from "../auth/authentication-error.js";
 import type { Authenticator, Identity } from "../auth/identity.js";
 import { notFound, restError } from "../errors.js";
+import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
@@ -20,6 +21,8 @@ export interface RestAppOptions {
   authenticator?: Authenticator;
   tls?: TlsOptions;
   bodyLimit?: number;
+  /** The level of each request's line (health checks and scrapes are always debug). */
+  requestLogLevel?: RequestLogLevel;
 }
 
 /** Routes every probe and scraper must reach without credentials (spec: always skip auth). */
@@ -138,7 +141,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
       status: String(reply.statusCode),
       durationSeconds: reply.elapsedTime / 1000,
     });
-    const level = isOpen(request) ? "debug" : "info";
+    const level = isOpen(request) ? "debug" : (options.requestLogLevel ?? "info");
     // The line's object is built only when it will be written (a busy service logs at warn).
     if (!logger.isLevelEnabled(level)) return;
     logger[level](

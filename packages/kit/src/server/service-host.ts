@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { TlsOptions } from "../auth/auth-config.js";
 import { type Authenticator, identityKey } from "../auth/identity.js";
+import type { RequestLogLevel } from "../logger/log-levels.js";
 import { createHealthReporter, type HealthCheck } from "../observability/health.js";
 import { createRequestMetrics } from "../observability/metrics.js";
 import { registerRestRoutes } from "../rpc/transcoder.js";
@@ -40,6 +41,8 @@ export interface ServiceHostOptions {
   bodyLimit?: number;
   /** `SHUTDOWN_GRACE_MS` (see shutdownGraceMs): `stop()` ends within it whatever clients do. */
   shutdownGraceMs?: number;
+  /** `REQUEST_LOG_LEVEL` (see requestLogLevel): the level of each request's line; info by default. */
+  requestLogLevel?: RequestLogLevel;
 }
 
 export interface ServiceHost {
@@ -83,6 +86,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
     authenticator,
     tls,
     bodyLimit: options.bodyLimit,
+    requestLogLevel: options.requestLogLevel,
   });
   const grpc = options.grpc
     ? createGrpcServer({
@@ -93,6 +97,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
         authenticator,
         tls,
         readMaxBytes: options.bodyLimit,
+        requestLogLevel: options.requestLogLevel,
       })
     : undefined;
   const scheme = tls ? "https" : "http";
