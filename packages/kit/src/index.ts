@@ -144,6 +144,7 @@ export {
   type ServiceHostOptions,
 } from "./server/service-host.js";
 export { shutdownGraceMs } from "./server/shutdown-grace.js";
+export { defaultTransportLimits, type TransportLimits } from "./server/transport-limits.js";
 export { type CreateSqlOptions, createSql } from "./sql/create-sql.js";
 export {
   createGroupCommit,

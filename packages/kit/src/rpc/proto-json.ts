@@ -7,6 +7,7 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { invalidArgument } from "../errors.js";
+import { checkJsonValues } from "./strict-json.js";
 
 /** The JSON dialect of the REST transport: proto field names, implicit defaults written out. */
 const writeOptions = { alwaysEmitImplicit: true, useProtoFieldName: true } as const;
@@ -21,12 +22,14 @@ export function writeMessageJson<Desc extends DescMessage>(
 /**
  * Parses proto3 JSON strictly (unknown fields rejected). A failure becomes InvalidArgument naming
  * the offending field by its path, e.g. `invalid value for field "book.pages": …`, because the
- * parser's own message names the message type, not where the caller went wrong.
+ * parser's own message names the message type, not where the caller went wrong. Values the parse
+ * would read loosely (hex number strings, impossible dates) are refused first (strict-json.ts).
  */
 export function readMessageJson<Desc extends DescMessage>(
   schema: Desc,
   json: JsonObject,
 ): MessageShape<Desc> {
+  checkJsonValues(schema, json);
   try {
     return fromJson(schema, json);
   } catch (error) {

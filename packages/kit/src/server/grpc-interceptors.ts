@@ -155,9 +155,9 @@ export function authenticateCalls(logger: Logger, authenticator: Authenticator):
 }
 
 /** The input rule REST applies (see input-rule.ts), on the decoded request message. */
-export function refuseUnsafeInput(): Interceptor {
+export function refuseUnsafeInput(nestingDepth: number): Interceptor {
   return (next) => async (req) => {
-    if (!req.stream) checkRequestInput(req.message);
+    if (!req.stream) checkRequestInput(req.message, "", nestingDepth);
     return next(req);
   };
 }

@@ -17,6 +17,7 @@ import { eventually } from "../testing/eventually.js";
 import { createCallerAddressPolicy } from "./caller-address.js";
 import { createGrpcServer, type GrpcServer } from "./grpc-server.js";
 import { capturedLogger, memoryClient } from "./service-host.fixtures.js";
+import { transportLimits } from "./transport-limits.js";
 
 const { MemoryService, CreateSessionRequestSchema, CreateSessionResponseSchema } = memoryV1;
 type CreateSession = ServiceImpl<typeof MemoryService>["createSession"];
@@ -47,7 +48,7 @@ describe("gRPC server: the direct unary path and Connect's router side by side",
       metrics: createRequestMetrics({ service: "test" }),
       callerAddress: createCallerAddressPolicy(),
       services: [{ service: MemoryService, implementation }],
-      readMaxBytes,
+      limits: transportLimits({ messageBytes: readMaxBytes }),
     });
     baseUrl = `http://127.0.0.1:${await server.listen("127.0.0.1", 0)}`;
   });

@@ -2,7 +2,13 @@ import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { DescService } from "@bufbuild/protobuf";
-import { createContextValues, type ServiceImpl } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createServiceImplSpec,
+  type ServiceImpl,
+} from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
@@ -23,6 +29,13 @@ import {
   restrictCallers,
 } from "./grpc-interceptors.js";
 import { createGrpcUnaryHandler, type GrpcStreamHandler } from "./grpc-unary-handler.js";
+import { jsonInputOptions } from "./json-input.js";
+import { refuseStream } from "./stream-refusal.js";
+import {
+  defaultTransportLimits,
+  headerListBytes,
+  type TransportLimits,
+} from "./transport-limits.js";
 
 export interface ServiceRegistration {
   service: DescService;
@@ -36,7 +49,8 @@ export interface GrpcServerOptions {
   callerAddress: CallerAddressPolicy;
   authenticator?: Authenticator;
   tls?: TlsOptions;
-  readMaxBytes?: number;
+  /** The host's limits (transport-limits.ts); the defaults when absent. */
+  limits?: TransportLimits;
   requestLogLevel?: RequestLogLevel;
 }
 
@@ -53,12 +67,13 @@ export interface GrpcServer {
  */
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
+  const limits = options.limits ?? defaultTransportLimits;
   const interceptors = [
     observeCalls(logger, metrics, options.requestLogLevel),
     normalizeErrors(logger),
     restrictCallers(logger, callerAddress),
     ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
-    refuseUnsafeInput(),
+    refuseUnsafeInput(limits.nestingDepth),
   ];
   const contextValues = (socket: Socket | undefined, forwardedFor: string | string[] | undefined) =>
     createContextValues()
@@ -74,12 +89,17 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const connectHandler = connectNodeAdapter({
     routes: (router) => {
       for (const { service, implementation } of options.services) {
-        router.service(service, implementation);
+        // Per method, so that Connect JSON is checked against the method's input (json-input.ts).
+        for (const spec of Object.values(createServiceImplSpec(service, implementation).methods)) {
+          router.rpc(spec.method, spec.impl as never, {
+            jsonOptions: jsonInputOptions(spec.method.input, limits),
+          });
+        }
       }
     },
     interceptors,
     contextValues: (req) => contextValues(req.socket, req.headers["x-forwarded-for"]),
-    readMaxBytes: options.readMaxBytes,
+    readMaxBytes: limits.messageBytes,
   });
   const grpcUnary = createGrpcUnaryHandler({
     logger,
@@ -87,7 +107,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     interceptors,
     contextValues: (stream, headers) =>
       contextValues(stream.session?.socket, headers["x-forwarded-for"]),
-    readMaxBytes: options.readMaxBytes,
+    readMaxBytes: limits.messageBytes,
   });
   const server = tls
     ? http2.createSecureServer({
@@ -100,7 +120,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       })
     : http2.createServer();
   server.on("request", connectHandler);
-  routeStreams(server, grpcUnary);
+  routeStreams(server, grpcUnary, limits);
 
   const sessions = new Set<http2.Http2Session>();
   const sockets = new Set<Socket>();
@@ -150,6 +170,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
 function routeStreams(
   server: http2.Http2Server | http2.Http2SecureServer,
   direct: GrpcStreamHandler,
+  limits: TransportLimits,
 ) {
   const [compatibility, ...others] = server.listeners("stream");
   if (compatibility === undefined || others.length > 0) {
@@ -164,7 +185,33 @@ function routeStreams(
       flags: number,
       rawHeaders: string[],
     ) => {
+      if (headerListBytes(headers) > limits.headerBytes) {
+        const message = `request headers are larger than ${limits.headerBytes} bytes`;
+        refuseStream(stream, headers, new ConnectError(message, Code.ResourceExhausted), 431);
+        return;
+      }
+      cutSlowBody(stream, headers, limits.bodyReadTimeoutMs);
       if (!direct(stream, headers)) compatibility.call(server, stream, headers, flags, rawHeaders);
     },
   );
+}
+
+/**
+ * A request must be sent whole (headers and body) within `timeoutMs`, as Node's `requestTimeout`
+ * holds REST to; otherwise a client trickling a body holds a stream and its buffers for as long
+ * as it likes. No RPC here streams its request, so every body has an end.
+ */
+function cutSlowBody(
+  stream: http2.ServerHttp2Stream,
+  headers: http2.IncomingHttpHeaders,
+  timeoutMs: number,
+) {
+  const timer = setTimeout(() => {
+    // remoteClose: the client sent its last frame, whether or not anyone has read it yet.
+    if (stream.closed || stream.destroyed || stream.state.remoteClose) return;
+    const message = `request not received within ${timeoutMs} ms`;
+    refuseStream(stream, headers, new ConnectError(message, Code.DeadlineExceeded), 408);
+  }, timeoutMs);
+  timer.unref();
+  stream.once("close", () => clearTimeout(timer));
 }

@@ -165,7 +165,7 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     let frame: Buffer;
     try {
       if (timeout.error) throw timeout.error;
-      const input = method.input.parse(unwrapEnvelope(body, "input"));
+      const input = parseInput(method, unwrapEnvelope(body, "input"));
       const request: UnaryRequest = {
         stream: false,
         service: context.service,
@@ -291,6 +291,25 @@ export function createGrpcUnaryHandler(options: GrpcUnaryHandlerOptions): GrpcSt
     });
     return true;
   };
+}
+
+/**
+ * The request message, or InvalidArgument saying why the bytes are none (invalid UTF-8 in a
+ * string, a wrong wire type, a truncated message, field number 0): the caller sent them, so the
+ * fault is the caller's. Connect's serialization reports them as Internal. A message over the
+ * size limit keeps its ResourceExhausted.
+ */
+function parseInput(method: UnaryMethod, bytes: Uint8Array): Message {
+  try {
+    return method.input.parse(bytes);
+  } catch (error) {
+    if (error instanceof ConnectError && error.code !== Code.Internal) throw error;
+    const reason = error instanceof ConnectError ? error.rawMessage : String(error);
+    throw new ConnectError(
+      `request is not a valid ${method.spec.method.input.typeName}: ${reason.replace(/^parse binary: /, "")}`,
+      Code.InvalidArgument,
+    );
+  }
 }
 
 const responseHead = (): OutgoingHttpHeaders => ({

@@ -74,3 +74,44 @@ test("REST: path parameters, query values and a PATCH body that is not an object
   checkRestInput({ ...request, method: "PATCH", body: { name: "x" } });
   checkRestInput({ ...request, method: "POST", body: null });
 });
+
+test("a __proto__ key, or constructor holding prototype, is refused naming where it is", () => {
+  assert.equal(
+    refusal(() => checkRequestInput(JSON.parse('{"params":{"__proto__":{"x":1}}}'))),
+    'a key of params is "__proto__", which is not accepted as a key',
+  );
+  assert.equal(
+    refusal(() => checkRequestInput(JSON.parse('{"constructor":{"prototype":{"x":1}}}'))),
+    'a key of the request body is "constructor" holding "prototype", which is not accepted',
+  );
+  checkRequestInput({ constructor: "a builder", prototype: 1 });
+});
+
+test("decoded Timestamps and Durations outside their types' ranges are refused", () => {
+  const timestamp = (seconds: bigint, nanos = 0) => ({
+    created: { $typeName: "google.protobuf.Timestamp", seconds, nanos },
+  });
+  assert.match(
+    refusal(() => checkRequestInput(timestamp(2n ** 62n))),
+    /^created must be a time/,
+  );
+  assert.match(
+    refusal(() => checkRequestInput(timestamp(-62_135_596_801n))),
+    /^created must be/,
+  );
+  assert.match(
+    refusal(() => checkRequestInput(timestamp(0n, -1))),
+    /^created must have nanos/,
+  );
+  assert.match(
+    refusal(() => checkRequestInput(timestamp(0n, 1e9))),
+    /^created must have nanos/,
+  );
+  checkRequestInput(timestamp(253_402_300_799n, 999_999_999));
+  checkRequestInput(timestamp(-62_135_596_800n));
+  const duration = { $typeName: "google.protobuf.Duration", seconds: 5n, nanos: -1 };
+  assert.match(
+    refusal(() => checkRequestInput({ ttl: duration })),
+    /^ttl must have nanos/,
+  );
+});

@@ -12,6 +12,7 @@ import type { CallerAddressPolicy } from "./caller-address.js";
 import { toFetchHeaders } from "./fetch-headers.js";
 import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
+import { defaultTransportLimits, type TransportLimits } from "./transport-limits.js";
 
 export interface RestAppOptions {
   logger: Logger;
@@ -20,7 +21,8 @@ export interface RestAppOptions {
   callerAddress: CallerAddressPolicy;
   authenticator?: Authenticator;
   tls?: TlsOptions;
-  bodyLimit?: number;
+  /** The host's limits (transport-limits.ts); the defaults when absent. */
+  limits?: TransportLimits;
   /** The level of each request's line (health checks and scrapes are always debug). */
   requestLogLevel?: RequestLogLevel;
 }
@@ -59,6 +61,15 @@ export function restOperation(request: FastifyRequest): string {
  */
 export function createRestApp(options: RestAppOptions): FastifyInstance {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
+  const limits = options.limits ?? defaultTransportLimits;
+  // Node's HTTP/1 server enforces these: 431 above the header size, 408 and the connection
+  // closed when a request is not complete in time (checked at this interval, not per byte).
+  const http = {
+    maxHeaderSize: limits.headerBytes,
+    requestTimeout: limits.bodyReadTimeoutMs,
+    headersTimeout: limits.bodyReadTimeoutMs,
+    connectionsCheckingInterval: Math.min(1000, limits.bodyReadTimeoutMs),
+  };
   const app = Fastify({
     loggerInstance: logger,
     // One line per request is written by the onResponse hook below, with the operation label.
@@ -66,18 +77,26 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     // A pino child per request (redacting its bindings) cost ~3% of a small request's CPU; the
     // lines below carry the request id themselves.
     childLoggerFactory: (parent) => parent,
-    bodyLimit: options.bodyLimit,
-    https: tls
+    bodyLimit: limits.messageBytes,
+    requestTimeout: limits.bodyReadTimeoutMs,
+    // A `__proto__` or `constructor` key is parsed as an ordinary key and then refused by the
+    // input rule, which names where it is (Fastify's own refusal said "not valid JSON").
+    onProtoPoisoning: "ignore",
+    onConstructorPoisoning: "ignore",
+    ...(tls
       ? {
-          cert: tls.cert,
-          key: tls.key,
-          ca: tls.ca,
-          // With a CA, a client may present a certificate; with requireClientCert the handshake
-          // refuses any client whose chain does not verify, before HTTP is parsed.
-          requestCert: tls.requireClientCert || tls.ca !== undefined,
-          rejectUnauthorized: tls.requireClientCert,
+          https: {
+            ...http,
+            cert: tls.cert,
+            key: tls.key,
+            ca: tls.ca,
+            // With a CA, a client may present a certificate; with requireClientCert the handshake
+            // refuses any client whose chain does not verify, before HTTP is parsed.
+            requestCert: tls.requireClientCert || tls.ca !== undefined,
+            rejectUnauthorized: tls.requireClientCert,
+          },
         }
-      : null,
+      : { http }),
   }) as unknown as FastifyInstance;
 
   const isOpen = (request: FastifyRequest) =>
@@ -130,6 +149,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
     checkRestInput(
       request,
       (request.routeOptions.config as { paramNames?: Record<string, string> }).paramNames,
+      limits,
     ),
   );
 

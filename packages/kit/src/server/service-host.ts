@@ -14,6 +14,7 @@ import type { Cidr } from "./cidr.js";
 import { createGrpcServer } from "./grpc-server.js";
 import { createRestApp, requestCallerAddress, requestIdentity } from "./rest-app.js";
 import { defaultShutdownGraceMs, drainDeadlineMs } from "./shutdown-grace.js";
+import { type TransportLimits, transportLimits } from "./transport-limits.js";
 
 export interface ServiceHostOptions {
   name: string;
@@ -37,8 +38,11 @@ export interface ServiceHostOptions {
   tls?: TlsOptions;
   healthChecks?: Record<string, HealthCheck>;
   configureRest?: (app: FastifyInstance) => void | Promise<void>;
-  /** Largest request body in bytes, on both transports (Fastify's default: 1 MiB). */
-  bodyLimit?: number;
+  /**
+   * Overrides of the limits every transport applies alike (transport-limits.ts: 1 MiB messages,
+   * 64 levels of nesting, 16 KiB of headers, 30 s to send a request).
+   */
+  limits?: Partial<TransportLimits>;
   /** `SHUTDOWN_GRACE_MS` (see shutdownGraceMs): `stop()` ends within it whatever clients do. */
   shutdownGraceMs?: number;
   /** `REQUEST_LOG_LEVEL` (see requestLogLevel): the level of each request's line; info by default. */
@@ -71,6 +75,7 @@ function urlFor(scheme: string, host: string, port: number): string {
  */
 export function createServiceHost(options: ServiceHostOptions): ServiceHost {
   const { name, logger, authenticator, tls } = options;
+  const limits = transportLimits(options.limits);
   const services = options.services ?? [];
   const requestMetrics = createRequestMetrics({ service: name });
   const health = createHealthReporter({ service: name, checks: options.healthChecks, logger });
@@ -85,7 +90,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
     callerAddress,
     authenticator,
     tls,
-    bodyLimit: options.bodyLimit,
+    limits,
     requestLogLevel: options.requestLogLevel,
   });
   const grpc = options.grpc
@@ -96,7 +101,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
         callerAddress,
         authenticator,
         tls,
-        readMaxBytes: options.bodyLimit,
+        limits,
         requestLogLevel: options.requestLogLevel,
       })
     : undefined;
