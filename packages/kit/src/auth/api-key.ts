@@ -28,7 +28,7 @@ export function matchesApiKey(presented: string, digests: readonly Buffer[]): bo
 function presentedKey(headers: Headers): string | undefined {
   const header = normalizeApiKey(headers.get("x-api-key"));
   if (header) return header;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
+  const match = /^Bearer\s+(\S+)$/i.exec(normalizeApiKey(headers.get("authorization")) ?? "");
   return match?.[1];
 }
 

@@ -1,5 +1,6 @@
 import { createPublicKey, type KeyObject } from "node:crypto";
 import { createRemoteJWKSet, errors, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import { unsafeStringReason } from "../server/input-rule.js";
 import { AuthenticationError } from "./authentication-error.js";
 import type { Identity } from "./identity.js";
 
@@ -17,18 +18,28 @@ export interface JwtOptions {
   issuer?: string;
 }
 
+/**
+ * Surrounding whitespace is no part of a header value: HTTP/1 strips it before anyone sees it and
+ * HTTP/2 keeps it, so the token is read the same way on both only if it is trimmed here.
+ */
 function presentedToken(headers: Headers): string | undefined {
-  const header = headers.get("x-jwt-token");
-  if (header) return header.trim();
-  const match = /^JWT\s+(\S+)\s*$/i.exec(headers.get("authorization") ?? "");
+  const header = headers.get("x-jwt-token")?.trim();
+  if (header) return header;
+  const match = /^JWT\s+(\S+)$/i.exec(headers.get("authorization")?.trim() ?? "");
   return match?.[1];
 }
 
-function requiredString(payload: JWTPayload, claim: string): string {
+/**
+ * An identity claim, under the input rule every stored value follows: the tenant and user ids
+ * reach PostgreSQL, which refused a NUL in a validly signed token's claim with a 500.
+ */
+function identityClaim(payload: JWTPayload, claim: string): string {
   const value = payload[claim];
   if (typeof value !== "string" || value === "") {
     throw new AuthenticationError("jwt", `JWT lacks claim ${claim}`);
   }
+  const problem = unsafeStringReason(value);
+  if (problem) throw new AuthenticationError("jwt", `JWT claim ${claim} ${problem}`);
   return value;
 }
 
@@ -107,11 +118,13 @@ export function createJwtCheck(options: JwtOptions): (headers: Headers) => Promi
     if (token === undefined) throw new AuthenticationError("jwt", "missing JWT");
     const payload = await verify(token);
     const identity: Identity = {
-      tenantId: requiredString(payload, "tenant_id"),
-      userId: requiredString(payload, "user_id"),
+      tenantId: identityClaim(payload, "tenant_id"),
+      userId: identityClaim(payload, "user_id"),
     };
     if (payload.agent_id !== undefined) {
       if (typeof payload.agent_id !== "string") throw new AuthenticationError("jwt", "invalid JWT");
+      const problem = unsafeStringReason(payload.agent_id);
+      if (problem) throw new AuthenticationError("jwt", `JWT claim agent_id ${problem}`);
       identity.agentId = payload.agent_id;
     }
     return identity;

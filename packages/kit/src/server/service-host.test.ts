@@ -235,6 +235,11 @@ describe("API key", () => {
       assert.equal((await restCreate(host, headers)).status, 200, JSON.stringify(key));
       assert.equal((await grpcCreate(host, headers)).code, "OK", JSON.stringify(key));
     }
+    for (const authorization of [` Bearer ${apiKey}`, `Bearer ${apiKey}\t`]) {
+      const headers = { authorization };
+      assert.equal((await restCreate(host, headers)).status, 200, JSON.stringify(authorization));
+      assert.equal((await grpcCreate(host, headers)).code, "OK", JSON.stringify(authorization));
+    }
     const padded = { "x-api-key": `${apiKey}x ` };
     assert.equal((await restCreate(host, padded)).status, 401);
     assert.equal((await grpcCreate(host, padded)).code, "Unauthenticated");
@@ -289,6 +294,42 @@ describe("JWT", () => {
     }
     const noAgent = await signJwt({ tenant_id: "t", user_id: "u" });
     assert.equal((await restCreate(host, { "x-jwt-token": noAgent })).sessionId, "t/u/");
+  });
+
+  test("a validly signed token whose claim holds NUL or a lone surrogate is 401 on both", async () => {
+    for (const [claim, value, reason] of [
+      ["tenant_id", "tA\u0000", "must not contain a NUL character"],
+      ["user_id", "u\ud800", "must be valid Unicode (it holds a lone surrogate)"],
+      ["agent_id", "\u0000", "must not contain a NUL character"],
+    ]) {
+      const headers = { "x-jwt-token": await signJwt({ ...claims, [claim]: value }) };
+      const rest = await restCreate(host, headers);
+      assert.equal(rest.status, 401, claim);
+      assert.deepEqual(rest.body, {
+        code: "Unauthenticated",
+        message: `JWT claim ${claim} ${reason}`,
+      });
+      assert.equal((await grpcCreate(host, headers)).code, "Unauthenticated", claim);
+    }
+  });
+
+  test("a token with surrounding whitespace is read the same way on both transports", async () => {
+    const token = await signJwt(claims);
+    for (const headers of [
+      { "x-jwt-token": ` ${token}\t` },
+      { authorization: `  JWT ${token} ` },
+      { authorization: `JWT ${token}\t` },
+    ]) {
+      const expected = "jwt-tenant/jwt-user/jwt-agent";
+      assert.equal((await restCreate(host, headers)).sessionId, expected, JSON.stringify(headers));
+      assert.equal((await grpcCreate(host, headers)).sessionId, expected, JSON.stringify(headers));
+    }
+  });
+
+  test("a token with 12 KB of claims is over the header limit on both transports", async () => {
+    const headers = { "x-jwt-token": await signJwt({ ...claims, agent_id: "a".repeat(12_000) }) };
+    assert.equal((await restCreate(host, headers)).status, 431);
+    assert.equal((await grpcCreate(host, headers)).code, "ResourceExhausted");
   });
 
   test("missing, expired, tampered, wrong-secret, alg none and missing-claim tokens fail", async () => {
