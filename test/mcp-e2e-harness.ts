@@ -117,6 +117,8 @@ export interface McpStackOptions {
   extraScopes?: Record<string, string>[];
   /** A memory service running elsewhere (a bench's own process); default: one in this process. */
   memoryUrl?: string;
+  /** The chat router of a real agent host (…/api/v1); default: a scripted kernel in this process. */
+  chatUrl?: string;
 }
 
 export async function startMcpStack(options: McpStackOptions = {}): Promise<McpStack> {
@@ -178,11 +180,16 @@ export async function startMcpStack(options: McpStackOptions = {}): Promise<McpS
     const bus = createTraceBus({ cache: createMemoryCache(), tracesDir });
     cleanups.push(() => bus.close());
     const kernelCalls: KernelCall[] = [];
-    const chat: FastifyInstance = Fastify();
-    await chat.register(createChatRouter(scriptedKernel(bus, kernelCalls)), { prefix: "/api/v1" });
-    await chat.listen({ host: "127.0.0.1", port: 0 });
-    cleanups.push(() => chat.close());
-    const chatUrl = `http://127.0.0.1:${(chat.server.address() as AddressInfo).port}/api/v1`;
+    let chatUrl = options.chatUrl;
+    if (chatUrl === undefined) {
+      const chat: FastifyInstance = Fastify();
+      await chat.register(createChatRouter(scriptedKernel(bus, kernelCalls)), {
+        prefix: "/api/v1",
+      });
+      await chat.listen({ host: "127.0.0.1", port: 0 });
+      cleanups.push(() => chat.close());
+      chatUrl = `http://127.0.0.1:${(chat.server.address() as AddressInfo).port}/api/v1`;
+    }
 
     const pg: TestPostgres = await createTestPostgres();
     cleanups.push(() => pg.drop());
