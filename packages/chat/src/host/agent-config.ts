@@ -18,6 +18,8 @@ const schema = z.object({
   ATRIUM_DATA_DIR: envString().default("./data"),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   TRACES_DIR: envString().optional(),
+  DATABASE_URL: envUrl({ protocols: ["postgres", "postgresql"] }).optional(),
+  AUTO_MIGRATE: envBoolean().default(true),
   TRACE_RETENTION: envDuration().default(7 * 86_400_000),
   TRACE_LOG_CAPACITY: envInteger({ min: 1, max: 1_000_000 }).default(10_000),
   CHAT_STREAM_TIMEOUT: envDuration().default(300_000),
@@ -53,6 +55,9 @@ export interface AgentConfig {
   port: number;
   redisUrl?: string;
   tracesDir: string;
+  /** Trace history goes to this PostgreSQL database, shared by every host, instead of tracesDir. */
+  databaseUrl?: string;
+  autoMigrate: boolean;
   traceRetentionSeconds: number;
   traceLogCapacity: number;
   streamTimeoutMs: number;
@@ -85,6 +90,8 @@ export function loadAgentConfig(env: Env): AgentConfig {
     port: c.AGENT_PORT,
     redisUrl: c.REDIS_URL?.toString(),
     tracesDir: resolve(c.TRACES_DIR ?? resolve(c.ATRIUM_DATA_DIR, "traces")),
+    databaseUrl: c.DATABASE_URL?.toString(),
+    autoMigrate: c.AUTO_MIGRATE,
     traceRetentionSeconds: Math.max(1, Math.round(c.TRACE_RETENTION / 1000)),
     traceLogCapacity: c.TRACE_LOG_CAPACITY,
     streamTimeoutMs: c.CHAT_STREAM_TIMEOUT,

@@ -5,10 +5,12 @@ import {
   createCache,
   createLogger,
   createServiceHost,
+  createSql,
   type Env,
   type Logger,
   logLevel,
   logRedisState,
+  migrateAtBoot,
   type RunningService,
   requestLogLevel,
   shutdownGraceMs,
@@ -19,6 +21,7 @@ import { createKernel } from "../kernel/kernel.js";
 import { createLlmClient } from "../llm/llm-client.js";
 import { createMemoryGateway } from "../memory/memory-gateway.js";
 import { createChatRouter } from "../router/chat-router.js";
+import { chatMigrationsDir, createSqlTraceStore } from "../trace/sql-trace-store.js";
 import { createTraceBus } from "../trace/trace-bus.js";
 import { loadAgentConfig } from "./agent-config.js";
 
@@ -49,9 +52,36 @@ export async function startAgentService(
     resources.defer(() => cache.close());
     const memory = config.memory ? createMemoryGateway(config.memory) : undefined;
     resources.defer(() => memory?.close());
+    // With DATABASE_URL, history lives in PostgreSQL so that every host behind one address
+    // answers it; without, in the local traces directory (one host).
+    const sql = config.databaseUrl
+      ? await createSql({
+          databaseUrl: config.databaseUrl,
+          dataDir: config.tracesDir,
+          name: "chat",
+          logger,
+        })
+      : undefined;
+    resources.defer(() => sql?.close());
+    if (sql) {
+      await migrateAtBoot({
+        sql,
+        dir: chatMigrationsDir,
+        namespace: "chat",
+        enabled: config.autoMigrate,
+        logger,
+      });
+    }
     const traceBus = createTraceBus({
       cache,
       tracesDir: config.tracesDir,
+      store: sql
+        ? createSqlTraceStore({
+            sql,
+            retentionSeconds: config.traceRetentionSeconds,
+            onError: (error) => logger.warn({ err: error }, "trace retention sweep failed"),
+          })
+        : undefined,
       logCapacity: config.traceLogCapacity,
       retentionSeconds: config.traceRetentionSeconds,
       onError: (error, event) =>
@@ -85,9 +115,11 @@ export async function startAgentService(
         : undefined,
       tls: auth.tls,
       // /health stays 200 and reports "degraded" when memory is unreachable: chats still work.
-      healthChecks: memory
-        ? { cache: () => cache.ping(), memory: () => memory.health() }
-        : { cache: () => cache.ping() },
+      healthChecks: {
+        cache: () => cache.ping(),
+        ...(sql ? { database: () => sql.ping() } : {}),
+        ...(memory ? { memory: () => memory.health() } : {}),
+      },
       configureRest: async (app) => {
         await app.register(
           createChatRouter(kernel, {
@@ -113,7 +145,7 @@ export async function startAgentService(
       {
         rest: restUrl,
         cache: cache.kind,
-        tracesDir: config.tracesDir,
+        traces: sql ? "postgres" : config.tracesDir,
         llm: config.llm ? config.llm.model : "none (classifier routing, non-LLM fallbacks)",
         memory: config.memory ? config.memory.url : "none",
       },

@@ -2,7 +2,7 @@ import { AtriumError } from "@atrium/kit";
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
 import { isValidTraceId } from "../trace/trace-event.js";
-import { TraceHistoryError } from "../trace/trace-files.js";
+import { TraceHistoryError } from "../trace/trace-store.js";
 import { parseChatRequest } from "./chat-request.js";
 import { answerOf, type ChatResponse, sourcesOf, tokensOf } from "./chat-response.js";
 import { assertFrameworkAvailable } from "./framework.js";

@@ -5,14 +5,17 @@ import {
   type TraceEventInput,
   type TraceEventType,
 } from "./trace-event.js";
-import { createTraceFiles, type TraceFiles } from "./trace-files.js";
+import { createTraceFiles } from "./trace-files.js";
+import type { TraceStore } from "./trace-store.js";
 import type { WorkflowTraces } from "./workflow-index.js";
 
 export interface TraceBusOptions {
-  /** The cache + pub/sub store; without one the bus only writes trace files and cannot stream. */
+  /** The cache + pub/sub store; without one the bus only keeps history and cannot stream. */
   cache?: Cache;
-  /** Directory of the JSON Lines trace files. */
-  tracesDir: string;
+  /** Directory of the JSON Lines trace files, the store when no other `store` is given. */
+  tracesDir?: string;
+  /** Where history is kept instead of the trace files (PostgreSQL, shared by every host). */
+  store?: TraceStore;
   /** Events kept in each workflow's log for replay; older ones are trimmed. Default 10,000. */
   logCapacity?: number;
   /** Seconds a workflow's log and sequence counter live after its last event. Default 7 days. */
@@ -37,11 +40,12 @@ export interface TraceEmitter {
 export interface TraceBus {
   /** The store backing replay and live streams, or undefined when none is configured. */
   readonly cache: Cache | undefined;
-  readonly files: TraceFiles;
+  /** Where the steps' events are kept for history and the workflow list. */
+  readonly store: TraceStore;
   /**
    * Assigns the next sequence number of the workflow, appends the event to the workflow's capped
-   * log, publishes it on `trace_events:{workflow_id}` and appends it to the step's trace file.
-   * Events of one workflow published from this process are written strictly in sequence order.
+   * log, publishes it on `trace_events:{workflow_id}` and appends it to the step's history.
+   * Events of one workflow published from this process are stored strictly in sequence order.
    */
   publish(event: TraceEventInput): Promise<TraceEvent>;
   /** The buffered log of a workflow, oldest first. */
@@ -52,9 +56,9 @@ export interface TraceBus {
     handler: TraceEventHandler,
     options?: SubscribeOptions,
   ): Promise<Unsubscribe>;
-  /** The events of one step read from its trace file. */
+  /** The events of one step read from the trace store. */
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
-  /** Recent workflows of this host's trace files, with their steps. */
+  /** Recent workflows of the trace store, with their steps. */
   workflows(limit: number): Promise<WorkflowTraces[]>;
   forStep(workflowId: string, stepId: string): TraceEmitter;
   /**
@@ -62,7 +66,7 @@ export interface TraceBus {
    * already taken by another step (on any instance sharing the cache) moves on to the next one.
    */
   newStepId(workflowId: string): Promise<string>;
-  /** Closes the trace files kept open; the cache belongs to the caller and stays open. */
+  /** Closes the trace store; the cache belongs to the caller and stays open. */
   close(): Promise<void>;
 }
 
@@ -77,7 +81,8 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
   const { cache } = options;
   const capacity = options.logCapacity ?? defaultLogCapacity;
   const retention = options.retentionSeconds ?? defaultRetentionSeconds;
-  const files = createTraceFiles(options.tracesDir);
+  if (!options.store && !options.tracesDir) throw new Error("a trace store or tracesDir is needed");
+  const store = options.store ?? createTraceFiles(options.tracesDir as string);
   // Per-workflow write queue: the sequence number is taken inside it, so the file sees one
   // workflow's events in sequence order as the log and the channel do.
   const queues = new Map<string, Promise<unknown>>();
@@ -100,7 +105,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       timestamp: input.timestamp ?? new Date().toISOString(),
       data: input.data,
     };
-    if (!cache) return { event, written: files.append(event) };
+    if (!cache) return { event, written: store.append(event) };
     // The event's JSON with `seq` as its last field, spliced in by the store: numbering, the
     // capped log, the TTLs and the publish are one round trip, published only after the event is
     // in the log, so a stream that subscribed before gets it live and one that replays after
@@ -116,9 +121,9 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       tail: "}",
       ttlSeconds: retention,
     });
-    // The file gets the line the store published (seq is the event's last field either way):
+    // The trace store gets the line the cache published (seq is the event's last field either way):
     // one JSON encoding per event instead of two.
-    const written = files.append(event, `${head}${event.seq}}`);
+    const written = store.append(event, `${head}${event.seq}}`);
     // Rejections are reported through the caller; this only keeps an early throw from leaving it unobserved.
     written.catch(() => undefined);
     return { event, written };
@@ -126,7 +131,7 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
 
   const bus: TraceBus = {
     cache,
-    files,
+    store,
     publish(input) {
       const previous = queues.get(input.workflow_id) ?? Promise.resolve();
       const result = previous.then(() => write(input));
@@ -166,10 +171,10 @@ export function createTraceBus(options: TraceBusOptions): TraceBus {
       );
     },
     history(workflowId, stepId) {
-      return files.read(workflowId, stepId);
+      return store.read(workflowId, stepId);
     },
-    workflows: (limit) => files.workflows(limit),
-    close: () => files.close(),
+    workflows: (limit) => store.workflows(limit),
+    close: () => store.close(),
     async newStepId(workflowId) {
       const now = Math.floor(Date.now() / 1000);
       if (!cache) {

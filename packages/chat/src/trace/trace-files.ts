@@ -2,20 +2,8 @@ import { readFile } from "node:fs/promises";
 import { resolve, sep } from "node:path";
 import { createAppendHandles } from "./append-handles.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
-import { createWorkflowIndex, type WorkflowTraces } from "./workflow-index.js";
-
-export type TraceHistoryFailure = "invalid_id" | "not_found" | "unreadable";
-
-export class TraceHistoryError extends Error {
-  constructor(
-    readonly failure: TraceHistoryFailure,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = "TraceHistoryError";
-  }
-}
+import { TraceHistoryError, type TraceStore } from "./trace-store.js";
+import { createWorkflowIndex } from "./workflow-index.js";
 
 interface FileQueue {
   workflowId: string;
@@ -24,18 +12,8 @@ interface FileQueue {
   waiters: { resolve: () => void; reject: (error: unknown) => void }[];
 }
 
-export interface TraceFiles {
+export interface TraceFiles extends TraceStore {
   readonly dir: string;
-  /**
-   * Queues one event for its step's file; settles once it is written. Written in call order.
-   * `json` is the event's JSON when the caller has it already, so it is not encoded again.
-   */
-  append(event: TraceEvent, json?: string): Promise<void>;
-  read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
-  /** The workflows with trace files, most recently written first, with their steps. */
-  workflows(limit: number): Promise<WorkflowTraces[]>;
-  /** Closes the files kept open for appending (they also close after 2 s without writes). */
-  close(): Promise<void>;
 }
 
 /** JSON Lines trace files, one per workflow and step: `{dir}/{workflow_id}/{step_id}.jsonl`. */
