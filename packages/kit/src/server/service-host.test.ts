@@ -315,11 +315,12 @@ describe("JWT", () => {
 
   test("a token with surrounding whitespace is read the same way on both transports", async () => {
     const token = await signJwt(claims);
-    for (const headers of [
+    const padded: Record<string, string>[] = [
       { "x-jwt-token": ` ${token}\t` },
       { authorization: `  JWT ${token} ` },
       { authorization: `JWT ${token}\t` },
-    ]) {
+    ];
+    for (const headers of padded) {
       const expected = "jwt-tenant/jwt-user/jwt-agent";
       assert.equal((await restCreate(host, headers)).sessionId, expected, JSON.stringify(headers));
       assert.equal((await grpcCreate(host, headers)).sessionId, expected, JSON.stringify(headers));

@@ -211,7 +211,7 @@ async function connectCall(baseUrl: string, request: NonNullable<Row["connect"]>
     },
     Buffer.from(request.body),
   );
-  if (answer.headers[":status"] === 200) return { status: "ok", message: answer.body };
+  if (Number(answer.headers[":status"]) === 200) return { status: "ok", message: answer.body };
   const error = JSON.parse(answer.body) as { code: string; message: string };
   return { status: error.code, message: error.message };
 }
@@ -320,7 +320,7 @@ describe("the same limits on every transport", () => {
     ]);
     const elapsed = Date.now() - started;
     assert.equal(rest, "HTTP/1.1 408 Request Timeout");
-    assert.equal(connect.headers[":status"], 408);
+    assert.equal(Number(connect.headers[":status"]), 408);
     assert.equal(JSON.parse(connect.body).code, "deadline_exceeded");
     assert.equal(grpc.headers["grpc-status"], "4");
     // Node checks REST connections once a second, so the cut lands within two.
