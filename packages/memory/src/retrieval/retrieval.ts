@@ -94,6 +94,11 @@ const EXPANDED_LEXICAL_CHAINS = 3;
 /** Bounds the embedding work per search (GloVe: ~9 µs a turn of 25 words; hash: ~25 µs). */
 const MAX_EMBEDDED_TURNS = 200;
 const MAX_TURNS_PER_PAGE = 3;
+/**
+ * The newest turns not in a chain yet that are ranked by vector: a stored turn is found by
+ * meaning from its acknowledgement on (read-your-writes), before its chain check writes the page.
+ */
+const MAX_PENDING_TURNS = 50;
 
 const rrf = (rank: number | undefined) => (rank === undefined ? 0 : 1 / (RRF_K + rank + 1));
 const place = (rank: number | undefined) => (rank === undefined ? null : rank + 1);
@@ -152,9 +157,12 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
     mode: "hybrid",
     async search(query, options = {}) {
       const owner = { tenantId: query.tenantId, userId: query.userId };
-      const [terms, queryVector] = await Promise.all([
+      // Pending turns are read before the chain lists: a chain check committing in between
+      // leaves its turns in a chain those lists then see, so no turn falls between the two.
+      const [terms, queryVector, pendingTurns] = await Promise.all([
         lexical.terms(query),
         embedOne(embedder, query.text),
+        turnStore.pending(sql, query, MAX_PENDING_TURNS),
       ]);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
       const [lexicalTurns, lexicalChains, vectorChains] = await Promise.all([
@@ -206,6 +214,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       feedbackTurns.forEach((t, rank) => {
         candidate(t).feedbackRank = rank;
       });
+      for (const turn of pendingTurns) candidate(turn);
       for (const chainId of expanded) {
         for (const turn of chainTurns.get(chainId) ?? []) candidate(turn, chainId);
       }

@@ -29,6 +29,20 @@ import { toDialoguePage, toStmEventMessage } from "./proto-messages.js";
  * access time.
  */
 export type GetContextResult = MessageInitShape<typeof memoryV1.GetContextResponseSchema>;
+export type DialoguePageMessage = MessageInitShape<typeof memoryV1.DialoguePageSchema>;
+
+/** A context of the STM window and pages already in their API shape; not cached. */
+export function buildContext(stm: StmEvent[], pages: DialoguePageMessage[]): GetContextResult {
+  return {
+    stmEvents: stm.map(toStmEventMessage),
+    relevantPages: pages,
+    segments: [],
+    ltpm: {
+      status: "not_implemented",
+      message: "long-term persona memory is planned; use SearchMemory for long-term memory",
+    },
+  };
+}
 
 export function createContextMemo() {
   const contexts = new WeakMap<StmEvent[], WeakMap<ChainRecord[], GetContextResult>>();
@@ -42,15 +56,7 @@ export function createContextMemo() {
       }
       let context = byPages.get(pages);
       if (context === undefined) {
-        context = freezeResult({
-          stmEvents: stm.map(toStmEventMessage),
-          relevantPages: pages.map(toDialoguePage),
-          segments: [],
-          ltpm: {
-            status: "not_implemented",
-            message: "long-term persona memory is planned; use SearchMemory for long-term memory",
-          },
-        });
+        context = freezeResult(buildContext(stm, pages.map(toDialoguePage)));
         byPages.set(pages, context);
       }
       return context;

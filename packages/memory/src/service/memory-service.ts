@@ -18,17 +18,19 @@ import { EVENT_ROLES, EVENT_TYPES, type EventRole, type Scope } from "../domain.
 import type { Embedder } from "../embeddings/embedder.js";
 import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
-import type { Retrieval } from "../retrieval/retrieval.js";
-import { type ChainRecord, chainStore } from "../store/chains.js";
+import type { Retrieval, RetrievedPage } from "../retrieval/retrieval.js";
+import { chainStore } from "../store/chains.js";
 import type { EventStore, InsertedEvent } from "../store/events.js";
 import { idempotencyKeyOf } from "../store/idempotency.js";
 import type { RecentPages } from "../store/recent-pages.js";
 import type { SessionStore } from "../store/sessions.js";
+import { turnStore } from "../store/turns.js";
 import { createChainAccess } from "./chain-access.js";
-import { createContextMemo } from "./context-cache.js";
+import { buildContext, createContextMemo, type DialoguePageMessage } from "./context-cache.js";
 import { createEntityFacts } from "./entity-facts.js";
 import { createEventWrites } from "./event-writes.js";
 import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
+import { toDialoguePage, toPendingPage } from "./proto-messages.js";
 import { createSessionAccess } from "./session-access.js";
 import type { StmWindow } from "./stm-window.js";
 
@@ -190,25 +192,42 @@ export function createMemoryService(
       const limit = request.limit ?? DEFAULT_CONTEXT_LIMIT;
       if (limit < 0) throw invalidArgument("limit must not be negative");
       const session = await resolveSession(request.sessionId, context);
-      const relevant = async (): Promise<ChainRecord[]> => {
-        if (!request.query.trim()) return recentPages.read(session, RELEVANT_PAGES);
+      const stmLimit = Math.min(limit, MAX_CONTEXT_LIMIT);
+      if (!request.query.trim()) {
+        // Started together, so that their cache reads share one pipelined round trip.
+        const [stm, pages] = await Promise.all([
+          window.read(session, stmLimit),
+          recentPages.read(session, RELEVANT_PAGES),
+        ]);
+        chainAccess.touch(pages);
+        return contextOf(stm, pages);
+      }
+      const relevant = async () => {
         const found = await retrieval.search({
           ...session,
           text: request.query,
           limit: RELEVANT_PAGES,
         });
-        return chainStore.byIds(
-          sql,
-          found.filter((p) => p.sourceType === "dialogue_page").map((p) => p.sourceId),
-        );
+        const idsOf = (type: RetrievedPage["sourceType"]) =>
+          found.filter((p) => p.sourceType === type).map((p) => p.sourceId);
+        const [chains, pending] = await Promise.all([
+          chainStore.byIds(sql, idsOf("dialogue_page")),
+          turnStore.byIds(sql, session, idsOf("message")),
+        ]);
+        const quotes = new Map(found.map((p) => [p.sourceId, p.content]));
+        const byId = new Map<string, DialoguePageMessage>();
+        for (const c of chains) byId.set(c.id, toDialoguePage(c));
+        for (const t of pending) {
+          byId.set(t.eventId, toPendingPage(t, session.agentId, quotes.get(t.eventId) ?? ""));
+        }
+        return { chains, pages: found.flatMap((p) => byId.get(p.sourceId) ?? []) };
       };
-      // Started together, so that their cache reads share one pipelined round trip.
-      const [stm, pages] = await Promise.all([
-        window.read(session, Math.min(limit, MAX_CONTEXT_LIMIT)),
+      const [stm, { chains, pages }] = await Promise.all([
+        window.read(session, stmLimit),
         relevant(),
       ]);
-      chainAccess.touch(pages);
-      return contextOf(stm, pages);
+      chainAccess.touch(chains);
+      return buildContext(stm, pages);
     },
 
     async searchMemory(request, context) {

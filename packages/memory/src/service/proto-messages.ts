@@ -1,6 +1,7 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { StmEvent } from "../domain.js";
 import type { ChainRecord } from "../store/chains.js";
+import type { Turn } from "../store/turns.js";
 
 /** An STM event as the API's StmEvent message. */
 export function toStmEventMessage(e: StmEvent) {
@@ -34,5 +35,20 @@ export function toDialoguePage(c: ChainRecord) {
       analysis_method: c.analysisMethod,
       event_ids: c.eventIds.join(","),
     },
+  };
+}
+
+/**
+ * A turn whose chain check has not run yet, as a page of its own: GetContext finds it from its
+ * acknowledgement on. Its id is the event's; once checked, the turn is quoted by its chain's page.
+ */
+export function toPendingPage(turn: Turn, agentId: string, quote: string) {
+  return {
+    id: turn.eventId,
+    sessionId: turn.sessionId,
+    topic: "",
+    summary: quote,
+    timestamp: timestampFromDate(turn.occurredAt),
+    metadata: { agent_id: agentId, status: "pending", event_ids: turn.eventId },
   };
 }

@@ -1,4 +1,5 @@
 import type { SqlExecutor } from "@atrium/kit";
+import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
 
 /** A user or agent message as retrieval sees it: the unit that is matched and quoted. */
 export interface Turn {
@@ -50,5 +51,44 @@ export const turnStore = {
       byChain.set(row.chain_id, turns);
     }
     return byChain;
+  },
+
+  /** The given messages of the user, in the order of `ids`. */
+  async byIds(
+    db: SqlExecutor,
+    owner: { tenantId: string; userId: string },
+    ids: string[],
+  ): Promise<Turn[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await db.query<TurnRow>(
+      `SELECT id, session_id, role, content, occurred_at FROM memory_events
+       WHERE id = ANY($3::uuid[]) AND tenant_id = $1 AND user_id = $2`,
+      [owner.tenantId, owner.userId, ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, toTurn(r)]));
+    return ids.flatMap((id) => byId.get(id) ?? []);
+  },
+
+  /**
+   * The user's newest messages still waiting for their chain check, newest first: what a search
+   * reads beside the chains, so that a turn is found by meaning from the moment its write was
+   * acknowledged, on every instance, not only once its page is written.
+   */
+  async pending(
+    db: SqlExecutor,
+    query: { tenantId: string; userId: string } & ScopeFilter,
+    limit: number,
+  ): Promise<Turn[]> {
+    const params: unknown[] = [query.tenantId, query.userId];
+    const extra = scopeFilterClause(query, params, "e");
+    params.push(limit);
+    const { rows } = await db.query<TurnRow>(
+      `SELECT e.id, e.session_id, e.role, e.content, e.occurred_at FROM memory_events e
+       WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
+         AND e.search_vector IS NOT NULL${extra}
+       ORDER BY e.seq DESC LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toTurn);
   },
 };
