@@ -207,3 +207,25 @@ test("caller_ip comes from X-Forwarded-For only through a trusted proxy", async 
   assert.equal(ipOf("via-proxy"), "203.0.113.7");
   assert.equal(ipOf("direct"), "127.0.0.1");
 });
+
+test("deep or prototype-keyed params are the caller's 400 naming the field, nothing stored", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const { broker } = await startBrokerOnTestPostgres(t);
+  const provider = (params: string) =>
+    `{"name":"deep","auth_type":"api_key","api_base_url":"https://deep.example","params":${params}}`;
+  const deep = await broker.call(
+    "POST",
+    "/providers",
+    provider(`${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`),
+  );
+  assert.equal(deep.status, 400);
+  assert.match(String(deep.body.message), /^params\.a\.a.* is nested more than 64 levels$/);
+  const proto = await broker.call("POST", "/providers", provider('{"__proto__":"x"}'));
+  assert.equal(proto.status, 400);
+  assert.equal(
+    proto.body.message,
+    'a key of params is "__proto__", which is not accepted as a key',
+  );
+  const listed = await broker.call("GET", "/providers");
+  assert.deepEqual(listed.body.providers, []);
+});

@@ -32,8 +32,12 @@ export function configureBrokerRest(app: FastifyInstance): void {
       }
       done(null, parsed);
     } catch (error) {
-      const err = new AtriumError(Code.InvalidArgument, (error as Error).message);
-      done(err, undefined);
+      done(
+        error instanceof AtriumError
+          ? error
+          : new AtriumError(Code.InvalidArgument, (error as Error).message),
+        undefined,
+      );
     }
   });
 

@@ -20,3 +20,23 @@ describe("parseJsonKeepingParamNumbers", () => {
     }
   });
 });
+
+describe("parseJsonKeepingParamNumbers on hostile input", () => {
+  it("refuses nesting beyond the transports' limit, naming where, without exhausting the stack", () => {
+    const deep = `{"params":${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}}`;
+    assert.throws(
+      () => parseJsonKeepingParamNumbers(deep),
+      /^.*params\.a\.a.* is nested more than 64 levels$/,
+    );
+    const fine = `{"params":${'{"a":'.repeat(60)}1${"}".repeat(60)}}`;
+    assert.ok(parseJsonKeepingParamNumbers(fine));
+  });
+
+  it("keeps a __proto__ key as a key, as JSON.parse does, for the input rule to refuse", () => {
+    const parsed = parseJsonKeepingParamNumbers('{"params":{"__proto__":{"x":1}}}') as {
+      params: Record<string, unknown>;
+    };
+    assert.deepEqual(Object.keys(parsed.params), ["__proto__"]);
+    assert.equal(Object.getPrototypeOf(parsed.params), Object.prototype);
+  });
+});

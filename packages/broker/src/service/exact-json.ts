@@ -1,7 +1,14 @@
+import { defaultTransportLimits, invalidArgument } from "@atrium/kit";
+
+const fieldPath = (path: string[]) =>
+  path.map((part, i) => (part === "[]" || i === 0 ? part : `.${part}`)).join("");
+
 /**
  * JSON.parse, except that numbers directly inside a top-level (or `provider.`) `params` object are
  * kept as their exact source text: `{"params":{"ratio":1.50}}` gives `"1.50"`, not 1.5. Provider
- * params are a string map, and PATCH reconciliation compares numbers by exact text.
+ * params are a string map, and PATCH reconciliation compares numbers by exact text. Nesting is
+ * bounded as the transports bound it (this parser recurses), and a `__proto__` key is kept as
+ * an ordinary key, as JSON.parse keeps it, for the input rule to refuse by name.
  */
 export function parseJsonKeepingParamNumbers(text: string): unknown {
   let i = 0;
@@ -13,6 +20,11 @@ export function parseJsonKeepingParamNumbers(text: string): unknown {
   };
 
   function value(path: string[]): unknown {
+    if (path.length > defaultTransportLimits.nestingDepth) {
+      throw invalidArgument(
+        `${fieldPath(path)} is nested more than ${defaultTransportLimits.nestingDepth} levels`,
+      );
+    }
     ws();
     const c = text[i];
     if (c === "{") return object(path);
@@ -46,7 +58,13 @@ export function parseJsonKeepingParamNumbers(text: string): unknown {
       const key = string();
       ws();
       if (text[i++] !== ":") fail("expected ':'");
-      out[key] = value([...path, key]);
+      const item = value([...path, key]);
+      // Assigned, `__proto__` would set the object's prototype and the value would be lost.
+      if (key === "__proto__") {
+        Object.defineProperty(out, key, { value: item, enumerable: true, writable: true });
+      } else {
+        out[key] = item;
+      }
       ws();
       const sep = text[i++];
       if (sep === "}") return out;
