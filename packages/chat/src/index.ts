@@ -1,5 +1,6 @@
 /** The system Chromium the browser tool drives (also what the console browser tests launch). */
 export { findChromium } from "./agents/browser.js";
+export { runInSandbox, type SandboxLimits, type SandboxResult } from "./agents/code-sandbox.js";
 export { type AgentConfig, loadAgentConfig } from "./host/agent-config.js";
 export {
   chatMountPrefix,
@@ -37,6 +38,13 @@ export type { ChatRequest } from "./router/chat-request.js";
 export type { ChatResponse } from "./router/chat-response.js";
 export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
 export {
+  chatMigrationsDir,
+  createSqlTraceStore,
+  migrateChat,
+  type SqlTraceStore,
+  type SqlTraceStoreOptions,
+} from "./trace/sql-trace-store.js";
+export {
   createTraceBus,
   type TraceBus,
   type TraceBusOptions,
@@ -44,3 +52,4 @@ export {
   traceChannel,
 } from "./trace/trace-bus.js";
 export { type TraceEvent, type TraceEventType, traceEventTypes } from "./trace/trace-event.js";
+export { TraceHistoryError, type TraceStore } from "./trace/trace-store.js";
