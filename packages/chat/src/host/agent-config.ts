@@ -15,6 +15,7 @@ import type { LlmConfig, LlmTier } from "../llm/llm-client.js";
 const schema = z.object({
   AGENT_HOST: envString().default("0.0.0.0"),
   AGENT_PORT: envPort().default(8000),
+  AGENT_ALLOW_UNAUTHENTICATED: envBoolean().default(false),
   ATRIUM_DATA_DIR: envString().default("./data"),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
   TRACES_DIR: envString().optional(),
@@ -53,6 +54,8 @@ const schema = z.object({
 export interface AgentConfig {
   host: string;
   port: number;
+  /** Listen beyond loopback even with no caller authentication configured. */
+  allowUnauthenticated: boolean;
   redisUrl?: string;
   tracesDir: string;
   /** Trace history goes to this PostgreSQL database, shared by every host, instead of tracesDir. */
@@ -88,6 +91,7 @@ export function loadAgentConfig(env: Env): AgentConfig {
   return {
     host: c.AGENT_HOST,
     port: c.AGENT_PORT,
+    allowUnauthenticated: c.AGENT_ALLOW_UNAUTHENTICATED,
     redisUrl: c.REDIS_URL?.toString(),
     tracesDir: resolve(c.TRACES_DIR ?? resolve(c.ATRIUM_DATA_DIR, "traces")),
     databaseUrl: c.DATABASE_URL?.toString(),

@@ -139,3 +139,32 @@ test("/health reports the memory service through its gRPC client", async (t) => 
     assert.equal(health.checks.memory, expected);
   }
 });
+
+test("beyond loopback the host needs caller authentication or an explicit opt-out", async (t) => {
+  const logger = createLogger({ name: "agent", level: "silent" });
+  const dir = await mkdtemp(join(tmpdir(), "agent-open-"));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  for (const host of ["0.0.0.0", "::", "example.internal"]) {
+    await assert.rejects(
+      startAgentService({ env: { AGENT_PORT: "0", AGENT_HOST: host, TRACES_DIR: dir }, logger }),
+      new RegExp(
+        `AGENT_HOST=${host} listens beyond loopback .*ATRIUM_AGENT_API_KEY or ATRIUM_AGENT_JWT_SECRET.*AGENT_ALLOW_UNAUTHENTICATED=true`,
+      ),
+    );
+  }
+  for (const env of [
+    { AGENT_HOST: "127.0.0.1" },
+    { AGENT_HOST: "localhost" },
+    { AGENT_HOST: "0.0.0.0", ATRIUM_AGENT_API_KEY: "agent-key-for-the-test" },
+    { AGENT_HOST: "0.0.0.0", ATRIUM_AGENT_JWT_SECRET: "a-jwt-secret-for-the-test-32-bytes" },
+    { AGENT_HOST: "0.0.0.0", AGENT_ALLOW_UNAUTHENTICATED: "true" },
+  ]) {
+    const service = await startAgentService({
+      env: { AGENT_PORT: "0", TRACES_DIR: dir, ...env },
+      logger,
+    });
+    const health = await fetch(`${service.urls.rest}/health`);
+    await service.stop();
+    assert.equal(health.status, 200, JSON.stringify(env));
+  }
+});

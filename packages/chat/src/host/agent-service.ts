@@ -24,6 +24,7 @@ import { createChatRouter } from "../router/chat-router.js";
 import { chatMigrationsDir, createSqlTraceStore } from "../trace/sql-trace-store.js";
 import { createTraceBus } from "../trace/trace-bus.js";
 import { loadAgentConfig } from "./agent-config.js";
+import { refuseOpenListener } from "./open-listener.js";
 
 export interface StartAgentServiceOptions {
   env: Env;
@@ -42,8 +43,18 @@ export async function startAgentService(
 ): Promise<RunningService> {
   const config = loadAgentConfig(options.env);
   const auth = authConfigFromEnv("ATRIUM_AGENT", options.env);
+  refuseOpenListener({
+    host: config.host,
+    authenticated: authEnabled(auth.authenticator),
+    allowUnauthenticated: config.allowUnauthenticated,
+  });
   const logger = options.logger ?? createLogger({ name: "agent", level: logLevel(options.env) });
   for (const warning of auth.warnings) logger.warn(warning);
+  if (config.allowUnauthenticated && !authEnabled(auth.authenticator)) {
+    logger.warn(
+      "caller authentication is off (AGENT_ALLOW_UNAUTHENTICATED=true): any caller that reaches the agent host can run chats",
+    );
+  }
   return startService(logger, async (resources) => {
     const cache = createCache({
       redisUrl: config.redisUrl,
