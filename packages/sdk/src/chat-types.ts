@@ -23,6 +23,8 @@ export interface ChatResponse {
   sources: ChatSource[];
   tokens: Record<string, number>;
   elapsed_ms: number;
+  /** On `yield`: what the step waits for, each naming the setting or approval to supply. */
+  pending?: { kind: "credentials" | "approval"; detail: string }[];
 }
 
 export type TraceEventType =

@@ -79,7 +79,7 @@ export function createBrowser(options: BrowserOptions): SubAgent {
       if (!options.policy.allows(url)) {
         return {
           status: "yield",
-          summary: `I need approval to open ${url}.`,
+          summary: `I may not open ${url}: pages open only on hosts named in AGENT_ALLOWED_HOSTS (for example AGENT_ALLOWED_HOSTS=${new URL(url).hostname}); context.approved does not open pages.`,
           pending: [
             {
               kind: "approval",

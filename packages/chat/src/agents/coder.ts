@@ -2,6 +2,7 @@ import {
   type AgentResult,
   ask,
   memoryNotes,
+  noLlmHint,
   runTool,
   type StepContext,
   type SubAgent,
@@ -60,8 +61,7 @@ export function createCoder(options: CoderOptions = {}): SubAgent {
         if (!given) {
           return {
             status: "failure",
-            summary:
-              "No LLM is configured to write code, and the message contains no code block to run.",
+            summary: `No LLM is configured to write code (${noLlmHint}), and the message contains no code block to run.`,
           };
         }
         const run = await execute(given);

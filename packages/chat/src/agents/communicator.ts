@@ -104,7 +104,7 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
         : step.task.trim();
       const channel = channelFor(options, step.context);
       if (channel.kind === "missing") {
-        return held(draft, "Draft ready, but no channel is configured to send it", {
+        return held(draft, `Draft ready, but there is no channel to send it: ${channel.detail}`, {
           kind: "credentials",
           detail: channel.detail,
         });

@@ -3,6 +3,7 @@ import {
   type AgentResult,
   ask,
   memoryNotes,
+  noLlmHint,
   runTool,
   type StepContext,
   type SubAgent,
@@ -31,6 +32,16 @@ interface Finding {
 
 const sentences = (text: string, n: number) =>
   (text.match(/[^.!?]+[.!?]+(\s|$)/g) ?? [text]).slice(0, n).join("").trim();
+
+/**
+ * A finding's leading sentences, after its title unless the title is only the start of the text
+ * (a memory's title is its first 80 characters): a source is quoted once.
+ */
+function extract(finding: Finding): string {
+  const lead = sentences(finding.text, 2);
+  const title = finding.source.title;
+  return finding.text.startsWith(title) ? lead : `${title}: ${lead}`;
+}
 
 /**
  * Searches the memory service and reads the allowed pages the message names, then answers from
@@ -100,7 +111,7 @@ export function createResearcher(options: ResearcherOptions): SubAgent {
       if (refused.length > 0 && findings.length === 0) {
         return {
           status: "yield",
-          summary: `I need approval to open ${refused.join(", ")} before I can research this.`,
+          summary: `I may not open ${refused.join(", ")}: pages open only on hosts named in AGENT_ALLOWED_HOSTS (for example AGENT_ALLOWED_HOSTS=${refused.map((u) => new URL(u).hostname).join(",")}).`,
           pending,
         };
       }
@@ -109,14 +120,10 @@ export function createResearcher(options: ResearcherOptions): SubAgent {
         if (findings.length === 0) {
           return {
             status: "failure",
-            summary:
-              "I found nothing relevant to this in memory or the given pages, and no LLM is configured to answer from general knowledge.",
+            summary: `I found nothing relevant to this in memory or the given pages, and no LLM is configured to answer from general knowledge (${noLlmHint}).`,
           };
         }
-        const summary = findings
-          .slice(0, 3)
-          .map((f) => `${f.source.title}: ${sentences(f.text, 2)}`)
-          .join("\n\n");
+        const summary = [...new Set(findings.map(extract))].slice(0, 3).join("\n\n");
         return { status: "success", summary, sources, payload: { extractive: true }, pending };
       }
       const material = findings

@@ -1,3 +1,5 @@
+import { LinkifyIt } from "linkify-it";
+
 /**
  * Which URLs the researcher and browser may open. Entries are host names (`example.org`),
  * subdomain wildcards (`*.example.org`, which also matches `example.org`) or `*` for any host.
@@ -32,8 +34,27 @@ export function createUrlPolicy(entries: readonly string[]): UrlPolicy {
   };
 }
 
-/** URLs mentioned in a message, in order, without trailing punctuation. */
+// Links as people write them in a chat: with a scheme, or a bare domain (`example.com/page`)
+// whose TLD is on linkify-it's list, so `console.log` or `node.js` are not links. E-mail
+// addresses, `mailto:`, `ftp:` and `//host` are not pages to open.
+const linkify = new LinkifyIt({ fuzzyLink: true, fuzzyEmail: false })
+  .add("ftp:", null)
+  .add("mailto:", null)
+  .add("//", null);
+
+// Country TLDs that are also source-file extensions: a bare `main.rs` or `setup.py` in a
+// message is a file, while `www.example.rs` or `example.rs/page` is a site.
+const fileExtensions = new Set(["cc", "md", "ml", "pl", "ps", "py", "rs", "sh", "so"]);
+
+function looksLikeFileName(raw: string): boolean {
+  if (raw.includes("/") || raw.toLowerCase().startsWith("www.")) return false;
+  return fileExtensions.has(raw.slice(raw.lastIndexOf(".") + 1).toLowerCase());
+}
+
+/** http(s) URLs mentioned in a message, in order, a bare domain as https, without trailing punctuation. */
 export function urlsIn(text: string): string[] {
-  const found = text.match(/https?:\/\/[^\s<>"'`]+/g) ?? [];
+  const found = (linkify.match(text) ?? [])
+    .filter((link) => link.schema !== "" || !looksLikeFileName(link.raw))
+    .map((link) => (link.schema === "" ? `https://${link.raw}` : link.url));
   return [...new Set(found.map((u) => u.replace(/[.,;:!?)\]}]+$/, "")))];
 }

@@ -53,6 +53,59 @@ test("the classifier routes without an LLM, as documented", () => {
   assert.equal(classifyRole("open the pod bay doors").role, "researcher", "browser needs a URL");
   assert.equal(classifyRole("send an email to Bob about the release").role, "communicator");
   assert.equal(classifyRole("hello there").by, "classifier");
+  // A bare domain is a URL; "tell me" is a question, "tell <someone>" a message.
+  assert.equal(classifyRole("open example.com and tell me what it says").role, "browser");
+  assert.equal(classifyRole("Tell me about my allergy to peanuts").role, "researcher");
+  assert.equal(classifyRole("tell the team the release is out").role, "communicator");
+});
+
+test("without an LLM each answer names the setting to change, and the trace announces only runs that happen", async (t) => {
+  const h = await createKernelHarness({});
+  t.after(() => h.close());
+  const thoughts = (events: TraceEvent[]) =>
+    events.filter((e) => e.type === "thinking").map((e) => String(e.data.thought));
+
+  const unknown = await h.run("Who wrote Pride and Prejudice?");
+  assert.equal(unknown.output.status, "failure");
+  assert.match(unknown.output.summary ?? "", /set LLM_BASE_URL/);
+  assert.deepEqual(unknown.output.metadata.runs, [{ role: "researcher", status: "failure" }]);
+  assert.ok(!thoughts(unknown.events).some((t) => /(^|; )running coder/.test(t)));
+  assert.ok(thoughts(unknown.events).some((t) => /^not running coder: .*LLM_BASE_URL/.test(t)));
+
+  const code = await h.run("write a function that reverses a string");
+  assert.equal(code.output.status, "failure");
+  assert.match(code.output.summary ?? "", /set LLM_BASE_URL/);
+  assert.deepEqual(code.output.metadata.runs, [{ role: "coder", status: "failure" }]);
+  assert.ok(!thoughts(code.events).some((t) => /(^|; )running researcher/.test(t)));
+
+  for (const context of [{}, { approved: true }]) {
+    const page = await h.run("open example.com and tell me what it says", { context });
+    assert.equal(page.output.status, "yield");
+    assert.equal(page.output.metadata.role, "browser");
+    assert.match(page.output.summary ?? "", /AGENT_ALLOWED_HOSTS=example\.com/);
+    assert.match(
+      page.output.metadata.pending?.[0].detail ?? "",
+      /https:\/\/example\.com.*AGENT_ALLOWED_HOSTS/,
+    );
+  }
+
+  const send = await h.run("send a message to the team: release is out");
+  assert.equal(send.output.status, "yield");
+  assert.match(send.output.summary ?? "", /COMMUNICATOR_WEBHOOK_URL is not configured/);
+});
+
+test("an extractive answer quotes each memory once", async (t) => {
+  const note = "I am allergic to peanuts. I'll keep the peanut allergy in mind.";
+  const memory = await startFakeMemory([note, note]);
+  t.after(() => memory.close());
+  const gateway = createMemoryGateway({ url: memory.url });
+  t.after(() => gateway.close());
+  const h = await createKernelHarness({ memory: gateway });
+  t.after(() => h.close());
+  const { output } = await h.run("Tell me about my allergy to peanuts");
+  assert.equal(output.status, "success");
+  assert.equal(output.metadata.role, "researcher");
+  assert.equal(output.summary, note);
 });
 
 test("without an LLM the coder runs the message's own code block in the sandbox", async (t) => {

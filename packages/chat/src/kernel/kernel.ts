@@ -20,6 +20,7 @@ import type {
 import { routeStep } from "./role-router.js";
 import {
   type AgentResult,
+  noLlmHint,
   runTool,
   type StepContext,
   type SubAgent,
@@ -62,6 +63,28 @@ const plans: Record<AgentRole, PlannedRun[]> = {
   browser: [{ role: "browser" }, { role: "researcher" }],
   communicator: [{ role: "communicator" }],
 };
+
+/**
+ * Why a planned fallback would do nothing, so that the trace does not announce it: without an
+ * LLM the coder can only run the message's own code block (the router's ``` cue), once, and
+ * nothing a helper finds can change that.
+ */
+function pointlessWithoutLlm(
+  step: StepContext,
+  planned: PlannedRun,
+  index: number,
+): string | undefined {
+  if (step.llm || index === 0) return undefined;
+  if (planned.helper) return "without an LLM the coder cannot use what it would find";
+  if (planned.role !== "coder") return undefined;
+  if (step.earlier.some((run) => run.role === "coder")) {
+    return "without an LLM it would run the same code block again";
+  }
+  if (!step.task.includes("```")) {
+    return `without an LLM it can only run a code block, and the message has none (${noLlmHint})`;
+  }
+  return undefined;
+}
 
 function scopeOf(input: KernelInput): MemoryScope {
   const text = (v: unknown, fallback: string) => (typeof v === "string" && v !== "" ? v : fallback);
@@ -222,6 +245,12 @@ export function createKernel(options: KernelOptions): ChatKernel {
         for (const [index, planned] of plan.entries()) {
           exhausted = budget.exhausted();
           if (exhausted) break;
+          const pointless = pointlessWithoutLlm(step, planned, index);
+          if (pointless) {
+            await think(step, "decide", `not running ${planned.role}: ${pointless}`);
+            if (planned.helper) break;
+            continue;
+          }
           await think(
             step,
             "decide",

@@ -14,7 +14,8 @@ const isRole = (value: unknown): value is AgentRole =>
 
 const cues: Record<AgentRole, RegExp[]> = {
   communicator: [
-    /\b(send|e-?mail|notify|reply to|message to|tell|announce|post (?:to|in|on)|slack|draft)\b/i,
+    // "tell" asks someone to be told ("tell Bob …"); "tell me …" is a question to the agent.
+    /\b(send|e-?mail|notify|reply to|message to|tell(?!\s+me\b)|announce|post (?:to|in|on)|slack|draft)\b/i,
   ],
   browser: [/\b(open|navigate|browse|visit|go to|click|screenshot|web ?page|website)\b/i],
   coder: [

@@ -42,6 +42,10 @@ export interface StepContext {
   budget: BudgetTracker;
 }
 
+/** What a "no LLM" answer tells the operator to set. */
+export const noLlmHint =
+  "set LLM_BASE_URL (and LLM_API_KEY, LLM_MODEL) to an OpenAI-compatible API";
+
 /** One LLM call on the step's budget, with the step's system prompt prepended. */
 export async function ask(
   step: StepContext,
@@ -50,7 +54,7 @@ export async function ask(
   messages: LlmMessage[],
   options: AskOptions = {},
 ): Promise<string> {
-  if (!step.llm) throw new Error("no LLM is configured");
+  if (!step.llm) throw new Error(`no LLM is configured: ${noLlmHint}`);
   if (step.budget.remainingTokens() <= 0) throw new BudgetExhaustedError("tokens");
   const all: LlmMessage[] = step.systemPrompt
     ? [{ role: "system", content: step.systemPrompt }, ...messages]

@@ -1,4 +1,4 @@
-import type { KernelOutput, Source } from "../kernel/kernel-types.js";
+import type { KernelOutput, PendingItem, Source } from "../kernel/kernel-types.js";
 
 export const maxSources = 10;
 export const answerFallbackLength = 2000;
@@ -11,6 +11,11 @@ export interface ChatResponse {
   sources: Source[];
   tokens: Record<string, number>;
   elapsed_ms: number;
+  /**
+   * What the step waits for when it yields: each item's `kind` (`credentials`, `approval`) and a
+   * `detail` naming the setting or approval to supply. Present only on `yield`.
+   */
+  pending?: PendingItem[];
 }
 
 function payloadText(payload: unknown): string {
@@ -36,6 +41,11 @@ export function sourcesOf(output: KernelOutput): Source[] {
     url: String(s.url ?? ""),
     source: String(s.source ?? ""),
   }));
+}
+
+export function pendingOf(output: KernelOutput): PendingItem[] {
+  const pending = Array.isArray(output.metadata?.pending) ? output.metadata.pending : [];
+  return pending.map((item) => ({ kind: item.kind, detail: String(item.detail ?? "") }));
 }
 
 export function tokensOf(output: KernelOutput): Record<string, number> {

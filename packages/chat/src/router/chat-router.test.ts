@@ -136,6 +136,30 @@ test("POST /chat fills defaults and shapes the response", async (t) => {
   assert.equal((await fetch(`${chat.base}/api/v1/chat/workflows?limit=0`)).status, 400);
 });
 
+test("a step that yields answers with what it waits for; others carry no pending", async (t) => {
+  const pending = [
+    { kind: "credentials" as const, detail: "COMMUNICATOR_WEBHOOK_URL is not configured" },
+  ];
+  const chat = await startTestChatApp(createMemoryCache(), async (input) =>
+    input.task === "send"
+      ? { status: "yield" as const, summary: "Draft ready", metadata: { pending } }
+      : { status: "success" as const, summary: "done", metadata: { pending: [] } },
+  );
+  t.after(() => chat.close());
+  const held = (await (await post(chat.base, { message: "send" })).json()) as Record<
+    string,
+    unknown
+  >;
+  assert.equal(held.status, "yield");
+  assert.deepEqual(held.pending, pending);
+  const done = (await (await post(chat.base, { message: "other" })).json()) as Record<
+    string,
+    unknown
+  >;
+  assert.equal(done.status, "success");
+  assert.equal("pending" in done, false);
+});
+
 test("a kernel exception is a 500 with the workflow id and a trace error event", async (t) => {
   const chat = await startTestChatApp(createMemoryCache(), async () => {
     throw new Error("kaboom");

@@ -4,7 +4,7 @@ import type { ChatKernel } from "../kernel/kernel-types.js";
 import { isValidTraceId } from "../trace/trace-event.js";
 import { TraceHistoryError } from "../trace/trace-store.js";
 import { parseChatRequest } from "./chat-request.js";
-import { answerOf, type ChatResponse, sourcesOf, tokensOf } from "./chat-response.js";
+import { answerOf, type ChatResponse, pendingOf, sourcesOf, tokensOf } from "./chat-response.js";
 import { assertFrameworkAvailable } from "./framework.js";
 import { serveTraceStream, type TraceStreamHandle } from "./trace-stream.js";
 
@@ -112,6 +112,7 @@ export function createChatRouter(
           sources: sourcesOf(output),
           tokens: tokensOf(output),
           elapsed_ms: performance.now() - received,
+          ...(output.status === "yield" ? { pending: pendingOf(output) } : {}),
         };
         return reply.send(response);
       } catch (error) {
