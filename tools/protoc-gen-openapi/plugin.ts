@@ -1,8 +1,10 @@
+import { http } from "@atrium/api";
 import {
   create,
   createFileRegistry,
   type DescFile,
   type DescService,
+  hasOption,
   protoInt64,
 } from "@bufbuild/protobuf";
 import {
@@ -21,9 +23,10 @@ export interface OpenApiPluginOptions {
 }
 
 /**
- * Writes `<package>.openapi.json` for every proto package with a service among the files to
- * generate. It answers with JSON files directly rather than through createEcmaScriptPlugin, whose
- * default js+dts targets would filter out or transpile anything that is not TypeScript.
+ * Writes `<package>.openapi.json` for every proto package with a REST-bound service among the
+ * files to generate. It answers with JSON files directly rather than through
+ * createEcmaScriptPlugin, whose default js+dts targets would filter out or transpile anything
+ * that is not TypeScript.
  */
 export function createOpenApiPlugin(options: OpenApiPluginOptions): Plugin {
   return {
@@ -37,7 +40,10 @@ export function createOpenApiPlugin(options: OpenApiPluginOptions): Plugin {
       for (const name of request.fileToGenerate) {
         if (name.startsWith("google/")) continue;
         const file = registry.getFile(name) as DescFile;
-        if (file.services.length === 0) continue;
+        // Services without a google.api.http rule (grpc.health, grpc.reflection) have no REST face.
+        if (!file.services.some((service) => service.methods.some((m) => hasOption(m, http)))) {
+          continue;
+        }
         const services = servicesByPackage.get(file.proto.package) ?? [];
         services.push(...file.services);
         servicesByPackage.set(file.proto.package, services);

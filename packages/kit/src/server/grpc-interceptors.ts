@@ -116,9 +116,17 @@ export function normalizeErrors(logger: Logger): Interceptor {
   };
 }
 
-/** The address allowlist, before authentication as on REST; the adapter resolved the address. */
-export function restrictCallers(logger: Logger, policy: CallerAddressPolicy): Interceptor {
+/**
+ * The address allowlist, before authentication as on REST; the adapter resolved the address.
+ * Services in `exempt` (the health probe, like REST's /health) are open to any address.
+ */
+export function restrictCallers(
+  logger: Logger,
+  policy: CallerAddressPolicy,
+  exempt: ReadonlySet<string> = new Set(),
+): Interceptor {
   return (next) => async (req) => {
+    if (exempt.has(req.service.typeName)) return next(req);
     const callerAddress = req.contextValues.get(callerAddressKey);
     try {
       policy.check(callerAddress);
@@ -130,9 +138,17 @@ export function restrictCallers(logger: Logger, policy: CallerAddressPolicy): In
   };
 }
 
-/** The same authenticator as REST, on request metadata; the identity goes into contextValues. */
-export function authenticateCalls(logger: Logger, authenticator: Authenticator): Interceptor {
+/**
+ * The same authenticator as REST, on request metadata; the identity goes into contextValues.
+ * Services in `exempt` (health and reflection, see grpc-server.ts) take no credentials.
+ */
+export function authenticateCalls(
+  logger: Logger,
+  authenticator: Authenticator,
+  exempt: ReadonlySet<string> = new Set(),
+): Interceptor {
   return (next) => async (req) => {
+    if (exempt.has(req.service.typeName)) return next(req);
     let identity: Awaited<ReturnType<Authenticator["authenticate"]>>;
     try {
       identity = await authenticator.authenticate({

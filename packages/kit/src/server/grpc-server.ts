@@ -1,6 +1,7 @@
 import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { grpcHealthV1 } from "@atrium/api";
 import type { DescService } from "@bufbuild/protobuf";
 import {
   Code,
@@ -14,12 +15,14 @@ import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { Authenticator } from "../auth/identity.js";
 import type { RequestLogLevel } from "../logger/log-levels.js";
+import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import {
   type CallerAddressPolicy,
   callerAddressKey,
   forwardedCallerKey,
 } from "./caller-address.js";
+import { createGrpcHealth } from "./grpc-health.js";
 import {
   authenticateCalls,
   clientCertificateVerifiedKey,
@@ -28,6 +31,7 @@ import {
   refuseUnsafeInput,
   restrictCallers,
 } from "./grpc-interceptors.js";
+import { createGrpcReflection } from "./grpc-reflection.js";
 import { createGrpcUnaryHandler, type GrpcStreamHandler } from "./grpc-unary-handler.js";
 import { jsonInputOptions } from "./json-input.js";
 import { refuseStream } from "./stream-refusal.js";
@@ -52,6 +56,10 @@ export interface GrpcServerOptions {
   /** The host's limits (transport-limits.ts); the defaults when absent. */
   limits?: TransportLimits;
   requestLogLevel?: RequestLogLevel;
+  /** The report REST's `/health` gives; grpc.health.v1 answers from it (always SERVING when absent). */
+  healthReport?: () => Promise<HealthReport>;
+  /** How often an open health Watch re-reads the report (default 5 s). */
+  healthWatchIntervalMs?: number;
 }
 
 export interface GrpcServer {
@@ -68,11 +76,12 @@ export interface GrpcServer {
 export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   const { logger, metrics, callerAddress, authenticator, tls } = options;
   const limits = options.limits ?? defaultTransportLimits;
+  const { services, health, openServices, probeServices } = withStandardServices(options);
   const interceptors = [
     observeCalls(logger, metrics, options.requestLogLevel),
     normalizeErrors(logger),
-    restrictCallers(logger, callerAddress),
-    ...(authenticator ? [authenticateCalls(logger, authenticator)] : []),
+    restrictCallers(logger, callerAddress, probeServices),
+    ...(authenticator ? [authenticateCalls(logger, authenticator, openServices)] : []),
     refuseUnsafeInput(limits.nestingDepth),
   ];
   const contextValues = (socket: Socket | undefined, forwardedFor: string | string[] | undefined) =>
@@ -88,7 +97,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       });
   const connectHandler = connectNodeAdapter({
     routes: (router) => {
-      for (const { service, implementation } of options.services) {
+      for (const { service, implementation } of services) {
         // Per method, so that Connect JSON is checked against the method's input (json-input.ts).
         for (const spec of Object.values(createServiceImplSpec(service, implementation).methods)) {
           router.rpc(spec.method, spec.impl as never, {
@@ -103,7 +112,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   });
   const grpcUnary = createGrpcUnaryHandler({
     logger,
-    services: options.services,
+    services,
     interceptors,
     contextValues: (stream, headers) =>
       contextValues(stream.session?.socket, headers["x-forwarded-for"]),
@@ -145,6 +154,8 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       });
     },
     close(graceMs) {
+      // Watchers hear NOT_SERVING and their streams end, so they do not hold the drain open.
+      health.drain();
       if (!server.listening) return Promise.resolve();
       return new Promise((resolve) => {
         const cut = setTimeout(() => {
@@ -160,6 +171,47 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     },
   };
 }
+
+/**
+ * The services' own registrations plus grpc.health.v1.Health and server reflection (v1 and
+ * v1alpha), which every port serves so that standard tools (Kubernetes gRPC probes, buf curl,
+ * grpcurl, Postman) need no .proto files and no credentials:
+ * - health answers like REST's `/health`, which never asks for credentials nor checks the caller
+ *   address: a kubelet's probe carries none and comes from the node, not an allowed range;
+ * - reflection tells what the committed .proto files and OpenAPI documents already publish, and
+ *   nothing about any data, so it needs no credentials; the caller address rule still applies.
+ */
+function withStandardServices(options: GrpcServerOptions) {
+  const health = createGrpcHealth({
+    report: options.healthReport ?? alwaysHealthy,
+    serviceNames: options.services.map(({ service }) => service.typeName),
+    watchIntervalMs: options.healthWatchIntervalMs,
+  });
+  const reflection = createGrpcReflection([
+    ...options.services.map(({ service }) => service),
+    grpcHealthV1.Health,
+  ]);
+  const [v1, v1alpha] = reflection.services;
+  // Registrations take services of any descriptor; each implementation is typed by its own.
+  const standard = [
+    { service: grpcHealthV1.Health, implementation: health.implementation },
+    { service: v1, implementation: reflection.v1 },
+    { service: v1alpha, implementation: reflection.v1alpha },
+  ] as unknown as ServiceRegistration[];
+  return {
+    services: [...options.services, ...standard],
+    health,
+    openServices: new Set(standard.map(({ service }) => service.typeName)),
+    probeServices: new Set([grpcHealthV1.Health.typeName]),
+  };
+}
+
+const alwaysHealthy = async (): Promise<HealthReport> => ({
+  status: "healthy",
+  service: "",
+  timestamp: new Date().toISOString(),
+  checks: {},
+});
 
 /**
  * Node's compatibility API (the "request" event Connect's adapter listens to) is itself a

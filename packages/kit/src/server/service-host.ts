@@ -103,6 +103,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
         tls,
         limits,
         requestLogLevel: options.requestLogLevel,
+        healthReport: health,
       })
     : undefined;
   const scheme = tls ? "https" : "http";
