@@ -114,6 +114,21 @@ export interface NewConnection {
 
 const invalid = (message: string) => new AtriumError(Code.InvalidArgument, message);
 
+/**
+ * Longest static credential field the broker presents to a provider, in bytes. The field becomes
+ * a header or query value there, and common servers refuse a header section over 8 KiB (431)
+ * before the provider's code runs; no real API key or password comes near this.
+ */
+export const maxCredentialFieldBytes = 4096;
+
+function checkCredentialSizes(credential: Credential) {
+  for (const [name, value] of Object.entries(credential)) {
+    if (typeof value === "string" && Buffer.byteLength(value) > maxCredentialFieldBytes) {
+      throw invalid(`${name} is longer than ${maxCredentialFieldBytes} bytes`);
+    }
+  }
+}
+
 export function createConnectionService(ctx: BrokerContext): ConnectionService {
   const refresher = createTokenRefresher(ctx);
   const { sql, settings } = ctx;
@@ -280,6 +295,13 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
     }
     if (response.status === 401 || response.status === 403)
       throw invalidCredentials(response.status);
+    // The request was too large for the provider only because of what the caller sent: the
+    // caller's fault, not an outage of the provider.
+    if (response.status === 413 || response.status === 414 || response.status === 431) {
+      throw invalid(
+        `provider ${provider.name} refused the credential as too large (answered ${response.status})`,
+      );
+    }
     if (!response.ok) {
       throw providerUnavailable(
         `provider ${provider.name} answered ${response.status} while validating`,
@@ -378,6 +400,7 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
       } else {
         throw invalid(`provider ${provider.id} (${provider.auth_type}) takes no static credential`);
       }
+      checkCredentialSizes(credential);
       // Fail closed: nothing is stored unless the provider accepted the credential.
       await validateStatic(provider, credential);
       return createConnection(

@@ -229,3 +229,40 @@ test("deep or prototype-keyed params are the caller's 400 naming the field, noth
   const listed = await broker.call("GET", "/providers");
   assert.deepEqual(listed.body.providers, []);
 });
+
+test("an oversized static credential is the caller's 400, never the provider's outage", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  let asked = 0;
+  const upstream = createServer((req, res) => {
+    asked++;
+    // As a server with a small header limit answers a long key.
+    res.statusCode = (req.headers["x-api-key"]?.length ?? 0) > 1000 ? 431 : 200;
+    res.end();
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise((r) => upstream.close(r)));
+  const { broker, pg } = await startBrokerOnTestPostgres(t);
+  const provider = await broker.call("POST", "/providers", {
+    name: "small-headers",
+    auth_type: "api_key",
+    api_base_url: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  });
+  const capture = (key: string) =>
+    broker.call("POST", "/connections/static", {
+      provider_id: provider.body.id,
+      workspace_id: "ws",
+      api_key: key,
+    });
+
+  const huge = await capture("k".repeat(100_000));
+  assert.equal(huge.status, 400);
+  assert.equal(huge.body.message, "api_key is longer than 4096 bytes");
+  assert.equal(asked, 0, "the provider is not asked");
+  const refused = await capture("k".repeat(3000));
+  assert.equal(refused.status, 400);
+  assert.match(
+    String(refused.body.message),
+    /refused the credential as too large \(answered 431\)/,
+  );
+  assert.equal((await pg.sql.query("SELECT 1 FROM broker_connections")).rowCount, 0);
+});
