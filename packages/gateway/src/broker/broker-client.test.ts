@@ -61,6 +61,26 @@ describe("broker client: gRPC first, REST on transport failure", () => {
     assert.deepEqual(fallbacks, []);
   });
 
+  it("passes the broker's Retry-After on, over gRPC and over REST", async () => {
+    const restOnly = createBrokerClient({
+      restUrl: broker.restUrl,
+      apiKey: "broker-key",
+      timeoutMs: 1_000,
+    });
+    for (const [transport, client] of [
+      ["grpc", connection.client],
+      ["rest", restOnly.client],
+    ] as const) {
+      await assert.rejects(client.getConnectionToken({ id: "db-down" }), (error: unknown) => {
+        assert.ok(error instanceof AtriumError, transport);
+        assert.equal(error.code, Code.Unavailable, transport);
+        assert.equal(error.metadata.get("retry-after"), "1", transport);
+        return true;
+      });
+    }
+    restOnly.close();
+  });
+
   it("does not resend a call its own caller abandoned", async () => {
     const before = broker.calls.length;
     const abandoned = new AbortController();

@@ -41,9 +41,19 @@ const codeByStatus: Record<number, Code> = {
   504: Code.DeadlineExceeded,
 };
 
+/**
+ * The broker's advice on when to retry (REST `Retry-After`, gRPC `retry-after` metadata), passed
+ * on to the gateway's caller: it is the broker that knows when its database is back.
+ */
+function retryAfterSeconds(value: string | null | undefined): number | undefined {
+  if (!value || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}
+
 /** A broker error that arrived over gRPC, as the gateway answers it on both of its transports. */
 export function fromBrokerGrpcError(error: ConnectError): AtriumError {
   const message = error.rawMessage;
+  const retryAfter = retryAfterSeconds(error.metadata.get("retry-after"));
   const token = /\(([a-z_]+)\)\s*$/.exec(message)?.[1];
   const fixed = token === undefined ? undefined : fixedAnswers[token];
   if (fixed) {
@@ -54,16 +64,24 @@ export function fromBrokerGrpcError(error: ConnectError): AtriumError {
       httpStatus: fixed.status,
       httpBody: fixed.body(plain),
       cause: error,
+      retryAfterSeconds: retryAfter,
     });
   }
   if (error.code === Code.Unauthenticated || error.code === Code.PermissionDenied) {
     return brokerRejectedGateway(error);
   }
-  return new AtriumError(error.code, message, { cause: error });
+  return new AtriumError(error.code, message, { cause: error, retryAfterSeconds: retryAfter });
 }
 
-/** A broker error that arrived over REST: its status and body go to the caller unchanged. */
-export function fromBrokerRestError(status: number, body: unknown): AtriumError {
+/**
+ * A broker error that arrived over REST: its status, body and `Retry-After` go to the caller
+ * unchanged.
+ */
+export function fromBrokerRestError(
+  status: number,
+  body: unknown,
+  retryAfter?: string | null,
+): AtriumError {
   const record =
     typeof body === "object" && body !== null ? (body as Record<string, unknown>) : undefined;
   const named =
@@ -75,6 +93,7 @@ export function fromBrokerRestError(status: number, body: unknown): AtriumError 
   return new AtriumError(code, message, {
     httpStatus: status,
     httpBody: record ?? { code: Code[code], message },
+    retryAfterSeconds: retryAfterSeconds(retryAfter),
   });
 }
 

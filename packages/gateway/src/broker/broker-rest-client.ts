@@ -77,7 +77,9 @@ function restCall(method: DescMethod, options: BrokerRestClientOptions): UnaryCa
     }
     const text = await response.text();
     const parsed = text === "" ? {} : safeJson(text);
-    if (!response.ok) throw fromBrokerRestError(response.status, parsed);
+    if (!response.ok) {
+      throw fromBrokerRestError(response.status, parsed, response.headers.get("retry-after"));
+    }
     return fromJson(method.output, parsed as JsonValue, { ignoreUnknownFields: true });
   };
 }

@@ -30,13 +30,16 @@ const agent = (id: string, workspaceId: string) => ({
   createdAt: timestampFromDate(new Date()),
 });
 
-/** Agents "missing" (404) and "disabled" (sessions refused, 412). Connections named by their behaviour: "attention", "revoked", "failed", "missing", "slow-grpc", "sigv4", anything else is active. */
+/** Agents "missing" (404) and "disabled" (sessions refused, 412). Connections named by their behaviour: "attention", "revoked", "failed", "missing", "db-down" (503, retry after 1 s), "slow-grpc", "sigv4", anything else is active. */
 export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
   const failures = (id: string) => {
     if (id === "attention") throw attention(id);
     if (id === "revoked") throw revoked(id);
     if (id === "failed") throw notActive(id);
     if (id === "missing") throw new AtriumError(Code.NotFound, `connection ${id} not found`);
+    if (id === "db-down") {
+      throw new AtriumError(Code.Unavailable, "database unavailable", { retryAfterSeconds: 1 });
+    }
   };
   return {
     async getConnectionToken(request, context) {
