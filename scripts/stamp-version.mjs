@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Stamps the root VERSION into every file that carries the release version: package manifests
 // (and their @atrium/* dependency pins), the lockfile's workspace entries, the OpenAPI documents'
-// info.version, the binaries' version constants and the Python and Go SDKs' versions. `--check`
+// info.version, the binaries' version constants, the Python and Go SDKs' versions, and the
+// container image's label and the tag Compose and Kubernetes run. `--check`
 // lists disagreements instead (used by scripts/check-version.mjs). The TypeScript SDK's User-Agent
 // reads its package.json, so it follows along.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -72,9 +73,13 @@ function jsonTarget(file, spotsOf) {
 
 const versionConstant = /export const VERSION = "([^"]*)";/;
 
-/** A text file whose version is the first group of `pattern` (which must match the whole spot). */
-function patternTarget(file, pattern, label) {
-  const render = (match, version) => match.replace(/"[^"]*"/, `"${version}"`);
+const quoted = (match, version) => match.replace(/"[^"]*"/, `"${version}"`);
+
+/**
+ * A text file whose version is the first group of `pattern` (which must match the whole spot);
+ * `render` puts a version into the matched text (by default, into its quoted string).
+ */
+function patternTarget(file, pattern, label, render = quoted) {
   return {
     file,
     stamp(version) {
@@ -98,6 +103,23 @@ const sdkVersionSpots = [
   ["sdks/go/version.go", /^const Version = "([^"]*)"$/m, "Version"],
 ];
 
+/** The image's OCI label, and the image tags the Compose file and the Kubernetes base run. */
+const imageVersionSpots = [
+  ["Dockerfile", /^LABEL org\.opencontainers\.image\.version="([^"]*)"$/m, "image label", quoted],
+  [
+    "deploy/compose/docker-compose.yml",
+    /^ {2}image: atrium:(\S+)$/m,
+    "image tag",
+    (match, version) => match.replace(/:[^:]*$/, `:${version}`),
+  ],
+  [
+    "deploy/kubernetes/base/kustomization.yaml",
+    /^ {4}newTag: "([^"]*)"$/m,
+    "images newTag",
+    quoted,
+  ],
+];
+
 const list = (dir) => (existsSync(dir) ? readdirSync(dir).sort() : []);
 
 /** The stamped files that exist in this checkout. */
@@ -119,6 +141,11 @@ export function versionTargets(root = repoRoot) {
   }
   for (const [file, pattern, label] of sdkVersionSpots) {
     if (existsSync(join(root, file))) targets.push(patternTarget(join(root, file), pattern, label));
+  }
+  for (const [file, pattern, label, render] of imageVersionSpots) {
+    if (existsSync(join(root, file))) {
+      targets.push(patternTarget(join(root, file), pattern, label, render));
+    }
   }
   return targets;
 }

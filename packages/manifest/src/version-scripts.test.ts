@@ -54,6 +54,10 @@ describe("VERSION stamping", () => {
       "sdks/python/pyproject.toml": '[project]\nname = "atrium-sdk"\nversion = "0.1.0"\n',
       "sdks/python/src/atrium/_version.py": '__version__ = "0.1.0"\n',
       "sdks/go/version.go": 'package atrium\n\nconst Version = "0.1.0"\n',
+      Dockerfile: 'FROM node\nLABEL org.opencontainers.image.version="0.1.0"\n',
+      "deploy/compose/docker-compose.yml": "x-atrium: &atrium\n  image: atrium:0.1.0\n",
+      "deploy/kubernetes/base/kustomization.yaml":
+        'images:\n  - name: atrium\n    newTag: "0.1.0"\n',
       "CHANGELOG.md": "# Changelog\n\n## 0.1.0 - 2026-11-01\n",
     });
     const before = await check(root);
@@ -67,6 +71,9 @@ describe("VERSION stamping", () => {
       'sdks/python/pyproject.toml: version is "0.1.0"',
       'sdks/python/src/atrium/_version.py: __version__ is "0.1.0"',
       'sdks/go/version.go: Version is "0.1.0"',
+      'Dockerfile: image label is "0.1.0"',
+      'deploy/compose/docker-compose.yml: image tag is "0.1.0"',
+      'deploy/kubernetes/base/kustomization.yaml: images newTag is "0.1.0"',
       "CHANGELOG.md: top heading is 0.1.0",
     ]) {
       assert.ok(before.output.includes(expected), `missing "${expected}" in:\n${before.output}`);
@@ -82,6 +89,14 @@ describe("VERSION stamping", () => {
     assert.equal(
       await readFile(join(root, "sdks/go/version.go"), "utf8"),
       'package atrium\n\nconst Version = "0.2.0"\n',
+    );
+    assert.equal(
+      await readFile(join(root, "deploy/compose/docker-compose.yml"), "utf8"),
+      "x-atrium: &atrium\n  image: atrium:0.2.0\n",
+    );
+    assert.match(
+      await readFile(join(root, "Dockerfile"), "utf8"),
+      /^LABEL org\.opencontainers\.image\.version="0\.2\.0"$/m,
     );
     assert.match(
       await readFile(join(root, "sdks/python/pyproject.toml"), "utf8"),
