@@ -1,4 +1,4 @@
-export { isAllowedReturnUrl } from "./access/return-url.js";
+export { hasControlCharacter, isAllowedReturnUrl } from "./access/return-url.js";
 export { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./auth/api-key.js";
 export {
   type ApiKeySet,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { AtriumError, Code } from "@atrium/kit";
+import { AtriumError, Code, hasControlCharacter } from "@atrium/kit";
 import * as oauth from "oauth4webapi";
 import { type CallerContext, createAuditWriter, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
@@ -178,6 +178,9 @@ export function createConnectionService(ctx: BrokerContext): ConnectionService {
     extra: Partial<FlowState> = {},
   ): string {
     if (!request.workspaceId) throw invalid("workspace_id is required");
+    if (hasControlCharacter(request.returnUrl)) {
+      throw invalid("return_url must not contain control characters");
+    }
     if (
       request.returnUrl &&
       !isAllowedReturnUrl(request.returnUrl, settings.allowedReturnDomains)

@@ -266,3 +266,25 @@ test("an oversized static credential is the caller's 400, never the provider's o
   );
   assert.equal((await pg.sql.query("SELECT 1 FROM broker_connections")).rowCount, 0);
 });
+
+test("/oauth/start refuses a return_url holding control characters, naming it", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const { broker } = await startBrokerOnTestPostgres(t);
+  const provider = await broker.call("POST", "/providers", {
+    name: "acme",
+    auth_type: "oauth2",
+    client_id: "acme-client",
+    client_secret: "acme-secret",
+    auth_url: "https://acme.example/authorize",
+    token_url: "https://acme.example/token",
+  });
+  for (const returnUrl of ["http://127.0.0.1/x\r\nSet-Cookie: a=b", "http://localhost/\t"]) {
+    const started = await broker.call("POST", "/oauth/start", {
+      provider_id: provider.body.id,
+      workspace_id: "ws",
+      return_url: returnUrl,
+    });
+    assert.equal(started.status, 400, JSON.stringify(returnUrl));
+    assert.equal(started.body.message, "return_url must not contain control characters");
+  }
+});

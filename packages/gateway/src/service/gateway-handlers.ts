@@ -3,6 +3,7 @@ import {
   AtriumError,
   Code,
   callerAddressKey,
+  hasControlCharacter,
   isAllowedReturnUrl,
   restProtocolName,
 } from "@atrium/kit";
@@ -45,6 +46,9 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
   const agent = (message: brokerV1.Agent) =>
     bridge(brokerV1.AgentSchema, message, gatewayV1.AgentSchema);
   const checkReturnUrl = (returnUrl: string) => {
+    if (hasControlCharacter(returnUrl)) {
+      throw new AtriumError(Code.InvalidArgument, "return_url must not contain control characters");
+    }
     if (
       returnUrl &&
       options.allowedReturnDomains.length > 0 &&

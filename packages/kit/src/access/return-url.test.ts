@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isAllowedReturnUrl } from "./return-url.js";
+import { hasControlCharacter, isAllowedReturnUrl } from "./return-url.js";
 
 describe("isAllowedReturnUrl", () => {
   it("allows listed domains and their subdomains, case-insensitively", () => {
@@ -21,5 +21,20 @@ describe("isAllowedReturnUrl", () => {
     assert.equal(isAllowedReturnUrl("http://127.0.0.1/x", []), true);
     assert.equal(isAllowedReturnUrl("http://[::1]:8080/x", []), true);
     assert.equal(isAllowedReturnUrl("https://app.example.com/x", []), false);
+  });
+});
+
+describe("hasControlCharacter", () => {
+  it("finds CR, LF, tab, NUL and DEL, which the URL parser would silently drop", () => {
+    for (const url of [
+      "http://127.0.0.1/x\r\nSet-Cookie: a=b",
+      "http://localhost/\t",
+      "http://localhost/\u0000",
+      "http://localhost/\u007f",
+    ]) {
+      assert.equal(hasControlCharacter(url), true, JSON.stringify(url));
+      assert.equal(isAllowedReturnUrl(url, []), false, JSON.stringify(url));
+    }
+    assert.equal(hasControlCharacter("https://example.com/a?b=c%0d%0a"), false);
   });
 });
