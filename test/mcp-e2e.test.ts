@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { eventually, needsServer, serverAvailable } from "@atrium/kit/testing";
 import {
@@ -354,6 +355,64 @@ describe("keys and scopes", () => {
     await assert.rejects(httpClient("not-a-key"), (error: { code?: number }) => error.code === 403);
     // Through `atrium mcp` the gateway's refusal reaches the desktop client as the answer.
     await assert.rejects(stdioClient("not-a-key"), /Atrium gateway: .*X-API-Key is not valid/);
+  });
+
+  test("a foreign Origin is refused 403 whatever the key; no Origin and the gateway's own pass", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const { host, port } = new URL(stack.gatewayUrl);
+    const initialize = (headers: Record<string, string>) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest(
+          `${stack.gatewayUrl}/mcp`,
+          {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              "x-api-key": stack.keys.alice,
+              ...headers,
+            },
+          },
+          (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk) => {
+              body += chunk;
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on("error", reject);
+        req.end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: {
+              protocolVersion: "2025-11-25",
+              capabilities: {},
+              clientInfo: { name: "raw", version: "1" },
+            },
+          }),
+        );
+      });
+    // DNS rebinding, as the MCP conformance suite sends it: the attacker's name in both.
+    const rebound = await initialize({
+      host: "evil.example.com",
+      origin: "http://evil.example.com",
+    });
+    assert.equal(rebound.status, 403);
+    assert.match(
+      JSON.parse(rebound.body).error.message,
+      /Origin http:\/\/evil\.example\.com is not allowed/,
+    );
+    assert.equal(
+      (await initialize({ origin: `http://localhost:${Number(port) + 1}` })).status,
+      403,
+    );
+    assert.equal((await initialize({})).status, 200, "no Origin: not a browser");
+    assert.equal((await initialize({ origin: `http://${host}` })).status, 200, "own origin");
+    assert.equal((await initialize({ origin: `http://localhost:${port}` })).status, 200);
   });
 
   test("recall: a key for alice finds her memories and never bob's", async (t) => {

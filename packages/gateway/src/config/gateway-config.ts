@@ -52,6 +52,10 @@ export interface McpConfig {
   httpMaxBytes: number;
   /** OAuth access tokens of an external authorization server on /mcp, beside API keys. */
   oauth: McpOAuthConfig | undefined;
+  /** MCP_ALLOWED_ORIGINS: browser origins beside the gateway's own that may call /mcp. */
+  allowedOrigins: string[];
+  /** GATEWAY_PUBLIC_URL's origin, always allowed on /mcp (the console is served there). */
+  publicOrigin: string | undefined;
 }
 
 export interface McpOAuthConfig {
@@ -91,6 +95,7 @@ const schema = z.object({
   AGENT_API_KEY: envString().optional(),
   MCP_HTTP_TIMEOUT: envDuration().default(30_000),
   MCP_HTTP_MAX_BYTES: envInteger({ min: 1024, max: 64 * 1024 * 1024 }).default(1024 * 1024),
+  MCP_ALLOWED_ORIGINS: z.string().optional(),
   GATEWAY_MCP_OAUTH_ISSUER: envUrl({ protocols: ["http", "https"] }).optional(),
   GATEWAY_MCP_OAUTH_JWKS_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   GATEWAY_MCP_RESOURCE: envUrl({ protocols: ["http", "https"] }).optional(),
@@ -152,6 +157,8 @@ function mcpConfig(values: z.infer<typeof schema>): McpConfig | undefined {
     httpTimeoutMs: values.MCP_HTTP_TIMEOUT,
     httpMaxBytes: values.MCP_HTTP_MAX_BYTES,
     oauth: mcpOAuthConfig(values),
+    allowedOrigins: splitEnvList(values.MCP_ALLOWED_ORIGINS),
+    publicOrigin: values.GATEWAY_PUBLIC_URL?.origin,
   };
 }
 

@@ -23,6 +23,7 @@ import type { McpConfig } from "../config/gateway-config.js";
 import { createAgentFetch } from "./agent-fetch.js";
 import { inProcessBaseUrl, inProcessFetch } from "./in-process-fetch.js";
 import { createMcpOAuth, protectedResourcePath } from "./mcp-oauth.js";
+import { createMcpOriginCheck } from "./mcp-origin.js";
 
 export interface McpRouteOptions {
   config: McpConfig;
@@ -93,6 +94,17 @@ export function configureMcpRoute(
     headers: config.chatApiKey ? { "x-api-key": config.chatApiKey } : undefined,
   });
   const sessions = createMemorySessions({ memory });
+  const originAllowed = createMcpOriginCheck(config);
+  // Before the key hooks' verdicts matter: a foreign page is refused whatever it presents.
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.routeOptions.url !== "/mcp") return;
+    const origin = request.headers.origin;
+    if (originAllowed(origin, request.socket.localPort)) return;
+    logger.warn({ path: "/mcp", origin }, "MCP request from a foreign origin refused");
+    return reply
+      .code(403)
+      .send(jsonRpcError(`Origin ${origin} is not allowed to call /mcp (MCP_ALLOWED_ORIGINS)`));
+  });
   const handler = createMcpHttpHandler();
   const limits = {
     timeoutMs: config.httpTimeoutMs,
@@ -221,14 +233,14 @@ export function configureMcpRoute(
     reply
       .code(405)
       .header("allow", "POST")
-      .send({
-        jsonrpc: "2.0",
-        error: {
-          code: -32000,
-          message: "Method not allowed: this MCP endpoint is stateless; POST only",
-        },
-        id: null,
-      });
+      .send(jsonRpcError("Method not allowed: this MCP endpoint is stateless; POST only"));
   app.get("/mcp", notAllowed);
   app.delete("/mcp", notAllowed);
 }
+
+/** An HTTP-level refusal in the JSON-RPC shape MCP clients read. */
+const jsonRpcError = (message: string) => ({
+  jsonrpc: "2.0",
+  error: { code: -32000, message },
+  id: null,
+});
