@@ -1,4 +1,5 @@
 import type { Llm } from "../llm/llm.js";
+import { analysisText } from "./analysis-budget.js";
 import { type ChainAnalysis, type EntityType, informationDensity } from "./text-analysis.js";
 import { inlineTextAnalysis, type TextAnalysis } from "./text-analysis-pool.js";
 
@@ -82,7 +83,8 @@ function fromLlm(answer: unknown): ChainAnalysis {
 }
 
 export interface ChainAnalyser {
-  analyse(text: string): Promise<ChainAnalysis & { density: number }>;
+  /** Analyses a chain's text of `tenantId`: its messages' leading parts (analysis-budget.ts). */
+  analyse(text: string, tenantId?: string): Promise<ChainAnalysis & { density: number }>;
 }
 
 export interface ChainAnalyserOptions {
@@ -97,7 +99,8 @@ export interface ChainAnalyserOptions {
 export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAnalyser {
   const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   return {
-    async analyse(text) {
+    async analyse(content, tenantId) {
+      const text = analysisText(content);
       const density = informationDensity(text);
       if (options.llm) {
         try {
@@ -117,7 +120,7 @@ export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAn
           options.onLlmError?.(error);
         }
       }
-      return { ...(await textAnalysis.analyse(text)), density };
+      return { ...(await textAnalysis.analyse(text, tenantId)), density };
     },
   };
 }

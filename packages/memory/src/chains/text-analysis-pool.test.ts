@@ -38,3 +38,22 @@ test("sentences from compromise's tokenizer alone are those of a full tagged par
     (nlp(text).sentences().out("array") as string[]).map((s) => s.trim()),
   );
 });
+
+test("a task past its time is stopped: its thread is replaced and the result is degraded", async () => {
+  const pool = createTextAnalysisPool({ threads: 1, taskTimeoutMs: 150 });
+  try {
+    // compromise's tagger needs far longer than the budget for this much text.
+    const long = Array.from({ length: 4000 }, (_, i) => `Alice met Bob in Paris on day ${i}.`).join(
+      " ",
+    );
+    const began = performance.now();
+    const degraded = await pool.analyse(long, "tenant-a");
+    assert.ok(performance.now() - began < 3000, "the caller did not wait for the analysis");
+    assert.deepEqual(degraded.entities, []);
+    assert.ok(degraded.summary.startsWith("Alice met Bob in Paris on day 0."));
+    // The pool goes on with a fresh thread.
+    assert.ok((await pool.summarise(text, "tenant-b")).length > 0);
+  } finally {
+    await pool.close();
+  }
+});

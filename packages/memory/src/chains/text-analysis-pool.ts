@@ -1,12 +1,19 @@
 import { Piscina } from "piscina";
-import { type ChainAnalysis, extractiveAnalysis, extractiveSummary } from "./text-analysis.js";
+import { createFairQueue } from "./fair-queue.js";
+import {
+  type ChainAnalysis,
+  degradedAnalysis,
+  extractiveAnalysis,
+  extractiveSummary,
+  leadingSummary,
+} from "./text-analysis.js";
 
 /** The rule-based text analysis the chain check runs without an LLM. */
 export interface TextAnalysis {
-  /** Summary, topic, importance, entities and relations of a closing chain. */
-  analyse(text: string): Promise<ChainAnalysis>;
-  /** Extractive summary of a growing chain. */
-  summarise(text: string): Promise<string>;
+  /** Summary, topic, importance, entities and relations of a closing chain of `tenantId`. */
+  analyse(text: string, tenantId?: string): Promise<ChainAnalysis>;
+  /** Extractive summary of a growing chain of `tenantId`. */
+  summarise(text: string, tenantId?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -25,6 +32,14 @@ export interface TextAnalysisPoolOptions {
    * want it; chain checks are background work. Default 10.
    */
   niceIncrement?: number;
+  /**
+   * Wall time one task may run on its thread. Past it the thread is terminated (piscina starts
+   * another) and the caller gets the degraded result: the text's leading words and its topic,
+   * no entities. Default 5 s.
+   */
+  taskTimeoutMs?: number;
+  /** Told of each task that ran out of time. */
+  onTimeout?: (task: "analyse" | "summarise", tenantId: string) => void;
 }
 
 // The task module sits beside this one with its extension: .ts when run from sources under
@@ -36,9 +51,15 @@ const workerData = {
 };
 const entry = new URL("../../worker/entry.mjs", import.meta.url).href;
 
-/** Text analysis on a piscina worker pool (piscina: queueing, crash replacement, shutdown). */
+/**
+ * Text analysis on a piscina worker pool (piscina: crash replacement, termination of a task
+ * that runs out of time, shutdown). Tasks reach the pool through a queue that takes turns
+ * between tenants and keeps no more tasks in flight than there are threads, so a tenant's task
+ * waits behind at most one task, of at most `taskTimeoutMs`, of each other tenant with work.
+ */
 export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAnalysis {
   if (options.threads === 0) return inlineTextAnalysis;
+  const taskTimeoutMs = options.taskTimeoutMs ?? 5000;
   const pool = new Piscina({
     filename: entry,
     workerData,
@@ -46,9 +67,30 @@ export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAn
     maxThreads: options.threads,
     niceIncrement: options.niceIncrement ?? 10,
   });
+  const queue = createFairQueue({ concurrency: options.threads });
+
+  function run<T>(
+    task: "analyse" | "summarise",
+    text: string,
+    tenantId: string,
+    degraded: (text: string) => T,
+  ): Promise<T> {
+    return queue.run(tenantId, async () => {
+      // The clock starts with the task on its thread: the fair queue holds it until then.
+      const signal = AbortSignal.timeout(taskTimeoutMs);
+      try {
+        return (await pool.run({ task, input: text }, { signal })) as T;
+      } catch (error) {
+        if (!signal.aborted) throw error;
+        options.onTimeout?.(task, tenantId);
+        return degraded(text);
+      }
+    });
+  }
+
   return {
-    analyse: (text) => pool.run({ task: "analyse", input: text }) as Promise<ChainAnalysis>,
-    summarise: (text) => pool.run({ task: "summarise", input: text }) as Promise<string>,
+    analyse: (text, tenantId = "") => run("analyse", text, tenantId, degradedAnalysis),
+    summarise: (text, tenantId = "") => run("summarise", text, tenantId, leadingSummary),
     close: () => pool.destroy(),
   };
 }

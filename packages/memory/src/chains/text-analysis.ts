@@ -1,5 +1,6 @@
 import nlp from "compromise";
 import { tokenize } from "../embeddings/hash-embedder.js";
+import { leadingPart } from "./analysis-budget.js";
 
 export type EntityType = "person" | "place" | "organization" | "thing";
 
@@ -181,6 +182,32 @@ export function cooccurrenceRelations(
     }
   }
   return [...relations.values()];
+}
+
+/**
+ * What a text gets when its analysis ran out of time: its leading words as summary and the
+ * topic and importance from its words, without entities or relations (the tagger's part).
+ * Cheap enough for the calling thread: a few milliseconds on an analysis budget of text.
+ */
+export function degradedAnalysis(text: string): ChainAnalysis {
+  return {
+    summary: leadingSummary(text),
+    topic: keywordTopic(text),
+    importance: heuristicImportance(text, []),
+    entities: [],
+    relations: [],
+    method: "extractive",
+  };
+}
+
+/** The text's leading words, without speaker labels, within `maxChars`. */
+export function leadingSummary(text: string, maxChars = 400): string {
+  const words = text
+    .slice(0, maxChars * 4)
+    .replace(SPEAKER_LABEL, "")
+    .replace(/\s+/g, " ")
+    .trim();
+  return leadingPart(words, maxChars);
 }
 
 export function extractiveAnalysis(text: string): ChainAnalysis {

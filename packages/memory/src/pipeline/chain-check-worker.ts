@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "@atrium/kit";
 import type { ChainAnalyser } from "../chains/analyse-chain.js";
+import { analysisText, leadingPart } from "../chains/analysis-budget.js";
 import type { ContinuityJudge } from "../chains/continuity.js";
 import { findMergeTarget } from "../chains/heat.js";
 import type { ChainAnalysis } from "../chains/text-analysis.js";
@@ -64,8 +65,12 @@ function mergeMetadata(into: Record<string, string>, from: Record<string, string
 
 /** A chain a reader can recognise as worth keeping: some distinct content words. */
 function qualityOf(content: string): number {
-  return Math.min(1, new Set(contentWords(content)).size / 20);
+  return Math.min(1, new Set(contentWords(analysisText(content))).size / 20);
 }
+
+/** What the continuity judge compares of a user message: its leading part, as analysis reads it. */
+const embedMessage = (embedder: Embedder, content: string) =>
+  embedOne(embedder, leadingPart(content, EMBED_CHARS));
 
 /**
  * The `cognitive_chain_check` worker: reads the scope's pending messages in order, decides per
@@ -130,7 +135,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   async function refreshOpen(chain: ChainRecord) {
     // The newest part: a growing chain is re-summarised on every check.
     const recent = chain.content.slice(-SUMMARY_WINDOW_CHARS);
-    chain.summary = await textAnalysis.summarise(recent);
+    chain.summary = await textAnalysis.summarise(recent, chain.scope.tenantId);
     chain.topic = keywordTopic(recent);
     chain.quality = qualityOf(chain.content);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
@@ -143,7 +148,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
    * id of the chain to delete, applied by the caller in one transaction.
    */
   async function close(chain: ChainRecord): Promise<ChainChange> {
-    const analysis = await analyser.analyse(chain.content);
+    const analysis = await analyser.analyse(chain.content, chain.scope.tenantId);
     chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
     chain.embeddingModel = embedder.model;
     const hits = await vectorSearch.search({
@@ -185,7 +190,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     mergeMetadata(merged.metadata, chain.metadata);
     if (chain.firstEventAt < merged.firstEventAt) merged.firstEventAt = chain.firstEventAt;
     if (chain.lastEventAt > merged.lastEventAt) merged.lastEventAt = chain.lastEventAt;
-    const mergedAnalysis = await analyser.analyse(merged.content);
+    const mergedAnalysis = await analyser.analyse(merged.content, merged.scope.tenantId);
     Object.assign(merged, {
       summary: mergedAnalysis.summary,
       topic: mergedAnalysis.topic,
@@ -229,7 +234,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       if (event.content.trim()) {
         let userVector: number[] | undefined;
         if (event.role === "user") {
-          userVector = await embedOne(embedder, event.content);
+          userVector = await embedMessage(embedder, event.content);
           if (
             open &&
             (open.eventIds.length >= MAX_CHAIN_EVENTS || open.content.length >= MAX_CHAIN_CHARS)
