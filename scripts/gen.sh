@@ -5,3 +5,5 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
 buf lint
 buf generate
+# The chat API is Fastify routes, not proto: its document comes from the routes' own schemas.
+node --conditions=atrium-source --import tsx tools/chat-openapi/main.ts

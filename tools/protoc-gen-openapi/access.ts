@@ -1,3 +1,8 @@
+import {
+  authenticatorDescription,
+  authenticatorSecurity,
+  authenticatorSecuritySchemes,
+} from "@atrium/kit";
 import { exemptMethods as gatewayExemptMethods } from "../../packages/gateway/src/access/key-guard.js";
 import type { ErrorResponseName, OperationErrors } from "./error-responses.js";
 import type { OpenApiObject } from "./schemas.js";
@@ -12,7 +17,7 @@ export interface ServiceAccess {
   restPort: number;
   /** `info.description` paragraph on authentication, mTLS included (OpenAPI 3.0 has no type for it). */
   authentication: string;
-  securitySchemes: Record<string, OpenApiObject>;
+  securitySchemes: Readonly<Record<string, OpenApiObject>>;
   /** Alternatives, any one of which is enough; `{}` means the default deployment needs none. */
   security: OpenApiObject[];
   /** RPC names reachable without credentials. */
@@ -22,62 +27,16 @@ export interface ServiceAccess {
   particularErrors: OperationErrors;
 }
 
-const apiKeyHeader: OpenApiObject = {
-  type: "apiKey",
-  in: "header",
-  name: "X-API-Key",
-  description: "The API key.",
-};
-
-/** kit's createAuthenticator: `X-API-Key` or `Authorization: Bearer`, `X-JWT-Token` or `Authorization: JWT`. */
-const memorySchemes: Record<string, OpenApiObject> = {
-  ApiKey: apiKeyHeader,
-  ApiKeyBearer: {
-    type: "http",
-    scheme: "bearer",
-    description: "The API key as a bearer token: `Authorization: Bearer <key>`.",
-  },
-  JwtToken: {
-    type: "apiKey",
-    in: "header",
-    name: "X-JWT-Token",
-    description: "A JWT carrying `tenant_id`, `user_id`, `exp` (and optionally `agent_id`).",
-  },
-  JwtAuthorization: {
-    type: "http",
-    scheme: "JWT",
-    description: "The same JWT in the Authorization header: `Authorization: JWT <token>`.",
-  },
-};
-
-const mtls =
-  "With `<PREFIX>_ENABLE_TLS=true` and `<PREFIX>_REQUIRE_MTLS=true` the server also requires a " +
-  "client certificate issued by the CA in `<PREFIX>_TLS_CA_FILE`; it is checked in the TLS " +
-  "handshake, before any HTTP, and then the other enabled checks run.";
+const apiKeyHeader = authenticatorSecuritySchemes.ApiKey;
 
 const brokerToken: readonly ErrorResponseName[] = ["AttentionRequired", "ConnectionRevoked"];
 
 export const accessByPackage: Record<string, ServiceAccess> = {
   "memory.v1": {
     restPort: 8080,
-    authentication:
-      "Authentication is off by default; each mechanism is switched on separately and the " +
-      "enabled ones run in the order mTLS, API key, JWT, all of which must pass: an API key " +
-      "(`ATRIUM_MEMORY_API_KEY`) as `X-API-Key` or `Authorization: Bearer`, a JWT " +
-      "(`ATRIUM_MEMORY_JWT_SECRET`, `_PUBLIC_KEY_FILE` or `_JWKS_URL`) as `X-JWT-Token` or " +
-      `\`Authorization: JWT\`, whose claims are then the caller's identity. ${mtls} ` +
-      "Failed checks answer 401.",
-    securitySchemes: memorySchemes,
-    security: [
-      { ApiKey: [] },
-      { ApiKeyBearer: [] },
-      { JwtToken: [] },
-      { JwtAuthorization: [] },
-      { ApiKey: [], JwtToken: [] },
-      { ApiKey: [], JwtAuthorization: [] },
-      { ApiKeyBearer: [], JwtToken: [] },
-      {},
-    ],
+    authentication: authenticatorDescription("ATRIUM_MEMORY"),
+    securitySchemes: authenticatorSecuritySchemes,
+    security: authenticatorSecurity,
     commonErrors: ["Unauthorized", "Unavailable"],
     particularErrors: {
       "memory.v1.MemoryService.StoreEvent": ["PreconditionFailed"],

@@ -7,6 +7,7 @@ export {
   type StartAgentServiceOptions,
   startAgentService,
 } from "./host/agent-service.js";
+export { chatDescriptionPath, chatOpenApiDocument } from "./host/chat-description.js";
 export { type Budget, defaultBudgets } from "./kernel/budget.js";
 export { createKernel, type KernelOptions } from "./kernel/kernel.js";
 export {

@@ -28,6 +28,11 @@ export {
   identityKey,
 } from "./auth/identity.js";
 export { createJwtVerifier, type JwtOptions, type JwtVerifier } from "./auth/jwt.js";
+export {
+  authenticatorDescription,
+  authenticatorSecurity,
+  authenticatorSecuritySchemes,
+} from "./auth/openapi-security.js";
 export type { BlobStore, StoredBlob } from "./blob/blob.js";
 export { createBlobStore } from "./blob/create-blob-store.js";
 export { createFileBlobStore, type FileBlobStoreOptions } from "./blob/file-blob-store.js";

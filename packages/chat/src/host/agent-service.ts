@@ -24,6 +24,7 @@ import { createChatRouter } from "../router/chat-router.js";
 import { chatMigrationsDir, createSqlTraceStore } from "../trace/sql-trace-store.js";
 import { createTraceBus } from "../trace/trace-bus.js";
 import { loadAgentConfig } from "./agent-config.js";
+import { chatMountPrefix, registerChatDescription } from "./chat-description.js";
 import { refuseOpenListener } from "./open-listener.js";
 
 export interface StartAgentServiceOptions {
@@ -31,8 +32,7 @@ export interface StartAgentServiceOptions {
   logger?: Logger;
 }
 
-/** Mount prefix of the chat router, as in the spec's reference usage. */
-export const chatMountPrefix = "/api/v1";
+export { chatMountPrefix };
 
 /**
  * Starts the agent host: the chat router under /api/v1 with its kernel, plus /health and
@@ -132,6 +132,7 @@ export async function startAgentService(
         ...(memory ? { memory: () => memory.health() } : {}),
       },
       configureRest: async (app) => {
+        await registerChatDescription(app);
         await app.register(
           createChatRouter(kernel, {
             streamTimeoutMs: config.streamTimeoutMs,

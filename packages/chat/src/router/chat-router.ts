@@ -5,6 +5,7 @@ import { isValidTraceId } from "../trace/trace-event.js";
 import { TraceHistoryError } from "../trace/trace-store.js";
 import { parseChatRequest } from "./chat-request.js";
 import { answerOf, type ChatResponse, pendingOf, sourcesOf, tokensOf } from "./chat-response.js";
+import { chatRouteSchemas } from "./chat-schemas.js";
 import { assertFrameworkAvailable } from "./framework.js";
 import { serveTraceStream, type TraceStreamHandle } from "./trace-stream.js";
 
@@ -55,13 +56,17 @@ export function createChatRouter(
   const heartbeatMs = Math.min(options.heartbeatMs ?? defaultHeartbeatMs, defaultHeartbeatMs);
   const onError = options.onError ?? (() => {});
   const bus = kernel.traceBus;
-  // OpenAPI metadata for hosts that run a schema generator; Fastify itself ignores it.
-  const docs = (summary: string): FastifySchema => {
-    const schema: FastifySchema & { tags: string[]; summary: string } = { tags, summary };
-    return schema;
-  };
+  // The OpenAPI description of each route (chat-schemas.ts), for hosts that collect one.
+  const docs = (route: keyof typeof chatRouteSchemas): FastifySchema => ({
+    ...chatRouteSchemas[route],
+    tags,
+  });
 
   return async (app) => {
+    // The route schemas describe; the handlers validate (their messages name the field) and
+    // answer open-keyed objects (tokens, event data) that a schema serializer would strip.
+    app.setValidatorCompiler(() => () => true);
+    app.setSerializerCompiler(() => (data) => JSON.stringify(data));
     const streams = new Set<TraceStreamHandle>();
     // Hijacked SSE responses would otherwise hold the server open on shutdown.
     app.addHook("preClose", async () => {
@@ -78,7 +83,7 @@ export function createChatRouter(
       return sendError(reply, status, { error: status === 500 ? "internal error" : message });
     });
 
-    app.post(`${prefix}/chat`, { schema: docs("Run a chat message") }, async (request, reply) => {
+    app.post(`${prefix}/chat`, { schema: docs("chat") }, async (request, reply) => {
       const received = performance.now();
       let chat: ReturnType<typeof parseChatRequest>;
       try {
@@ -129,7 +134,7 @@ export function createChatRouter(
 
     app.get<{ Params: { workflow_id: string }; Querystring: { last_event_id?: string } }>(
       `${prefix}/chat/stream/:workflow_id`,
-      { schema: docs("Stream the trace events of a workflow (SSE)") },
+      { schema: docs("stream") },
       async (request, reply) => {
         const workflowId = request.params.workflow_id;
         if (!isValidTraceId(workflowId)) {
@@ -160,7 +165,7 @@ export function createChatRouter(
 
     app.get<{ Querystring: { limit?: string } }>(
       `${prefix}/chat/workflows`,
-      { schema: docs("List recent workflows with their steps") },
+      { schema: docs("workflows") },
       async (request, reply) => {
         const raw = request.query.limit ?? "50";
         const limit = Number(raw);
@@ -178,7 +183,7 @@ export function createChatRouter(
 
     app.get<{ Params: { workflow_id: string; step_id: string } }>(
       `${prefix}/chat/history/:workflow_id/:step_id`,
-      { schema: docs("Read the trace events of one step") },
+      { schema: docs("history") },
       async (request, reply) => {
         const { workflow_id: workflowId, step_id: stepId } = request.params;
         if (!isValidTraceId(workflowId) || !isValidTraceId(stepId)) {

@@ -1,0 +1,252 @@
+import type { FastifySchema } from "fastify";
+import { maxMessageLength } from "./chat-request.js";
+import { answerFallbackLength, maxSources } from "./chat-response.js";
+
+/*
+ * JSON Schemas of the chat API (spec: chat-api), for @fastify/swagger to collect into the
+ * OpenAPI document. The router does not validate or serialize with them (see chat-router.ts):
+ * parseChatRequest's messages name the field, and the kernel's token and data objects have open
+ * key sets that a response serializer would strip.
+ */
+
+const traceId = { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$" };
+
+const chatRequest = {
+  type: "object",
+  required: ["message"],
+  properties: {
+    message: {
+      type: "string",
+      minLength: 1,
+      maxLength: maxMessageLength,
+      description: "The task or question.",
+    },
+    workflow_id: {
+      ...traceId,
+      nullable: true,
+      description: "Supply it to open the stream before the answer; default `chat_<12 hex>`.",
+    },
+    agent_id: {
+      type: "string",
+      nullable: true,
+      description: "Agent identity passed to the kernel; default `chat`.",
+    },
+    system_prompt: {
+      type: "string",
+      nullable: true,
+      description: "Prepended to the kernel call; default empty.",
+    },
+    context: {
+      type: "object",
+      nullable: true,
+      additionalProperties: true,
+      description: "Forwarded to the kernel with workflow_id and step_id merged in.",
+    },
+  },
+};
+
+const chatResponse = {
+  type: "object",
+  required: ["workflow_id", "step_id", "status", "answer", "sources", "tokens", "elapsed_ms"],
+  properties: {
+    workflow_id: { type: "string", description: "Open the stream with it." },
+    step_id: { type: "string", description: "Of the form `step_<unix seconds>`." },
+    status: { type: "string", enum: ["success", "failure", "yield"] },
+    answer: {
+      type: "string",
+      description: `The output summary; without one, the payload as text cut to ${answerFallbackLength} characters.`,
+    },
+    sources: {
+      type: "array",
+      maxItems: maxSources,
+      items: {
+        type: "object",
+        required: ["title", "url", "source"],
+        properties: {
+          title: { type: "string" },
+          url: { type: "string" },
+          source: { type: "string", description: "`memory`, `web` or `browser`." },
+        },
+      },
+    },
+    tokens: {
+      type: "object",
+      additionalProperties: { type: "number" },
+      description: "Token usage; the keys depend on the provider.",
+    },
+    elapsed_ms: { type: "number", description: "Wall-clock milliseconds from receipt to answer." },
+    pending: {
+      type: "array",
+      description: "What a `yield` waits for; present only then.",
+      items: {
+        type: "object",
+        required: ["kind", "detail"],
+        properties: {
+          kind: { type: "string", enum: ["credentials", "approval"] },
+          detail: { type: "string" },
+        },
+      },
+    },
+  },
+};
+
+const traceEvent = {
+  type: "object",
+  required: ["workflow_id", "step_id", "type", "timestamp", "data"],
+  properties: {
+    workflow_id: { type: "string" },
+    step_id: { type: "string" },
+    type: {
+      type: "string",
+      enum: [
+        "thinking",
+        "tool_start",
+        "tool_result",
+        "llm_request",
+        "llm_response",
+        "step_complete",
+        "timeout",
+        "error",
+      ],
+    },
+    timestamp: { type: "string", format: "date-time" },
+    data: { type: "object", additionalProperties: true },
+    seq: {
+      type: "integer",
+      description: "Per-workflow sequence number, the SSE `id`; absent on stream-made events.",
+    },
+  },
+};
+
+/** The chat API's own error body: `{error}`, and the workflow on a failed POST /chat. */
+const chatError = (description: string, withWorkflow = false) => ({
+  description,
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: { type: "string" },
+    ...(withWorkflow ? { workflow_id: { type: "string" } } : {}),
+  },
+});
+
+/** What the host answers before the router runs: kit's `{code, message}` (a refused credential). */
+const hostError = (description: string) => ({
+  description,
+  type: "object",
+  required: ["code", "message"],
+  properties: { code: { type: "string" }, message: { type: "string" } },
+});
+
+const refusedByHost = {
+  401: hostError("Credentials are missing or not valid (when the host's auth is on)."),
+};
+
+const badId = chatError("An id is not 1-128 characters of [A-Za-z0-9_-].");
+
+export const chatRouteSchemas = {
+  chat: {
+    operationId: "runChat",
+    summary: "Run a chat message",
+    description:
+      "Runs the message on the kernel and answers once it is done; follow its trace events " +
+      "meanwhile on /chat/stream/{workflow_id}.",
+    body: chatRequest,
+    response: {
+      200: { description: "The answer.", ...chatResponse },
+      400: chatError("The body is not a ChatRequest; the message names the field."),
+      ...refusedByHost,
+      413: chatError("The body is larger than the host accepts."),
+      500: chatError("The kernel failed; the stream has had an `error` event.", true),
+    },
+  },
+  stream: {
+    operationId: "streamTraces",
+    summary: "Stream the trace events of a workflow (SSE)",
+    description:
+      "Replays the buffered events, then follows live ones until `step_complete`, the client " +
+      "leaving, or the inactivity timeout (a `timeout` event). Each message's `data` is one " +
+      "TraceEvent; `: heartbeat` comments keep proxies open. `Last-Event-ID` (or " +
+      "`last_event_id`) resumes after an event.",
+    params: { type: "object", required: ["workflow_id"], properties: { workflow_id: traceId } },
+    querystring: {
+      type: "object",
+      properties: {
+        last_event_id: { type: "string", pattern: "^\\d{1,15}$", description: "Resume after it." },
+      },
+    },
+    response: {
+      200: {
+        description: "Server-Sent Events; each `data:` line is a TraceEvent as JSON.",
+        content: { "text/event-stream": { schema: traceEvent } },
+      },
+      400: badId,
+      ...refusedByHost,
+    },
+  },
+  workflows: {
+    operationId: "listWorkflows",
+    summary: "List recent workflows with their steps",
+    querystring: {
+      type: "object",
+      properties: { limit: { type: "integer", minimum: 1, maximum: 500, default: 50 } },
+    },
+    response: {
+      200: {
+        description: "Most recently written first.",
+        type: "object",
+        required: ["workflows"],
+        properties: {
+          workflows: {
+            type: "array",
+            items: {
+              type: "object",
+              required: ["workflow_id", "updated_at", "steps"],
+              properties: {
+                workflow_id: { type: "string" },
+                updated_at: { type: "string", format: "date-time" },
+                steps: {
+                  type: "array",
+                  items: {
+                    type: "object",
+                    required: ["step_id", "updated_at"],
+                    properties: {
+                      step_id: { type: "string" },
+                      updated_at: { type: "string", format: "date-time" },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+      400: chatError("limit is not an integer from 1 to 500."),
+      ...refusedByHost,
+      500: chatError("The traces cannot be listed."),
+    },
+  },
+  history: {
+    operationId: "readTraceHistory",
+    summary: "Read the trace events of one step",
+    params: {
+      type: "object",
+      required: ["workflow_id", "step_id"],
+      properties: { workflow_id: traceId, step_id: traceId },
+    },
+    response: {
+      200: {
+        description: "The step's events, as the stream sends them.",
+        type: "object",
+        required: ["events"],
+        properties: { events: { type: "array", items: traceEvent } },
+      },
+      400: badId,
+      ...refusedByHost,
+      404: chatError("No trace of that step."),
+      500: chatError("The trace cannot be read."),
+    },
+  },
+} satisfies Record<
+  string,
+  FastifySchema & { operationId: string; summary: string; description?: string }
+>;
