@@ -34,6 +34,11 @@ export interface ChainCheckWorkerOptions {
   textAnalysis?: TextAnalysis;
   /** Pending events read per pass; default 100. */
   batchSize?: number;
+  /**
+   * Wall time one job spends on a scope before it stops at the next message and leaves the
+   * rest to the job the scheduler queues after it, behind other scopes' jobs; default 5 s.
+   */
+  jobBudgetMs?: number;
   now?: () => Date;
 }
 
@@ -82,6 +87,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   const { sql, events, embedder, analyser, judge, vectorSearch } = options;
   const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   const batchSize = options.batchSize ?? 100;
+  const jobBudgetMs = options.jobBudgetMs ?? 5000;
   const now = options.now ?? (() => new Date());
 
   function startChain(event: StmEvent, scope: Scope): ChainRecord {
@@ -222,8 +228,11 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     if (changes.length > 0) await options.onChainsChanged?.(changes.map((c) => c.save.scope));
   }
 
-  /** One pass over up to `batchSize` pending events; false when there were none. */
-  async function processBatch(scope: Scope): Promise<boolean> {
+  /**
+   * One pass over up to `batchSize` pending events, stopping at the first one after `deadline`
+   * (performance.now()); false when there were none.
+   */
+  async function processBatch(scope: Scope, deadline: number): Promise<boolean> {
     const pending = await events.pending(scope, batchSize);
     if (pending.length === 0) return false;
     let open = await chainStore.open(sql, scope);
@@ -231,6 +240,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     // chain of the same batch can be merged into it.
     let handled: string[] = [];
     for (const event of pending) {
+      if (event !== pending[0] && performance.now() >= deadline) break;
       if (event.content.trim()) {
         let userVector: number[] | undefined;
         if (event.role === "user") {
@@ -274,9 +284,13 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   }
 
   return {
-    /** Processes every pending event of the scope, looping until none are left. */
+    /**
+     * Processes the scope's pending events until none are left or the job's budget is spent;
+     * the scheduler queues another job for what is left.
+     */
     async processScope(scope: Scope): Promise<void> {
-      while (await processBatch(scope)) {}
+      const deadline = performance.now() + jobBudgetMs;
+      while ((await processBatch(scope, deadline)) && performance.now() < deadline) {}
     },
 
     /** Closes open chains that went quiet, so they can be merged, promoted and archived. */

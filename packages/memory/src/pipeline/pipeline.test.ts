@@ -233,3 +233,24 @@ describe("with OpenAI-compatible embeddings and LLM on loopback", () => {
     assert.ok(hash.dimensions === 384);
   });
 });
+
+test("a job past its budget stops at the next message and leaves the rest pending", async () => {
+  await say("user", "My hiking boots hurt on the mountain trail", 0);
+  await say("agent", "Hiking boots need breaking in before a long trail.", 0);
+  await say("user", "Should I buy new hiking boots for the mountain trail", 1);
+  const worker = createChainCheckWorker({
+    sql,
+    events,
+    embedder: createHashEmbedder(),
+    vectorSearch,
+    analyser: createChainAnalyser(),
+    judge: createContinuityJudge(),
+    jobBudgetMs: 0,
+  });
+  await worker.processScope(scope);
+  assert.equal((await events.pending(scope, 10)).length, 2, "one message per job, at least");
+  await worker.processScope(scope);
+  await worker.processScope(scope);
+  assert.equal((await events.pending(scope, 10)).length, 0);
+  assert.equal((await chains())[0].event_ids.length, 3);
+});
