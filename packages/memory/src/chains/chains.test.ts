@@ -112,6 +112,32 @@ describe("with an LLM on a loopback OpenAI-compatible server", () => {
     assert.equal(await judge({ ...base, similarity: 0.6 }), "continue");
     assert.equal(server.requests.length, before + 2);
   });
+
+  test("the LLM reads a long chain and a long message by their budgets", async () => {
+    server.script(
+      "/v1/chat/completions",
+      chatAnswer({ same_topic: true }),
+      chatAnswer({
+        summary: "A long log.",
+        topic: "logs",
+        importance: 0.5,
+        entities: [],
+        relations: [],
+      }),
+    );
+    const long = "error at line 7 ".repeat(100_000);
+    await createContinuityJudge({ llm })({
+      similarity: 0.6,
+      gapMs: 0,
+      sameWorkflow: false,
+      chainText: `User: ${long}`,
+      message: long,
+    });
+    await createChainAnalyser({ llm }).analyse(`User: ${long}\nAgent: noted`);
+    const [judged, analysed] = server.requests.slice(-2).map((r) => JSON.stringify(r.body).length);
+    assert.ok(judged < 8000, `the continuity question was ${judged} characters`);
+    assert.ok(analysed < 8000, `the analysis request was ${analysed} characters`);
+  });
 });
 
 test("continuity without an LLM: the grey zone breaks only after a time gap", async () => {

@@ -1,4 +1,5 @@
 import type { Llm } from "../llm/llm.js";
+import { leadingPart, MESSAGE_ANALYSIS_CHARS } from "./analysis-budget.js";
 
 /** Cosine at or above which a new message continues the open chain. */
 export const CONTINUE_THRESHOLD = 0.72;
@@ -62,7 +63,7 @@ export function createContinuityJudge(options: ContinuityJudgeOptions = {}) {
           },
           {
             role: "user",
-            content: `Conversation so far:\n${input.chainText.slice(-2000)}\n\nNew message:\n${input.message}`,
+            content: `Conversation so far:\n${input.chainText.slice(-2000)}\n\nNew message:\n${leadingPart(input.message, MESSAGE_ANALYSIS_CHARS)}`,
           },
         ],
         { name: "topic_continuity", schema: sameTopicSchema },
