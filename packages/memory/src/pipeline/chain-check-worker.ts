@@ -50,6 +50,8 @@ export const EMBED_CHARS = 6000;
  */
 export const MAX_CHAIN_EVENTS = 40;
 const MAX_CHAIN_CHARS = 12_000;
+/** A merge never makes a chain longer than a few closed chains: long messages do not pile up. */
+const MAX_MERGED_CHARS = 4 * MAX_CHAIN_CHARS;
 const SUMMARY_WINDOW_CHARS = 4000;
 
 /** What closing or growing a chain writes, in one transaction. */
@@ -172,7 +174,9 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       candidates
         .filter(
           (c) =>
-            c.status === "closed" && c.eventIds.length + chain.eventIds.length <= MAX_CHAIN_EVENTS,
+            c.status === "closed" &&
+            c.eventIds.length + chain.eventIds.length <= MAX_CHAIN_EVENTS &&
+            c.content.length + chain.content.length <= MAX_MERGED_CHARS,
         )
         .map((c) => ({ chain: c, similarity: similarity.get(c.id) ?? 0 })),
     );

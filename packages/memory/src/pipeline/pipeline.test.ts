@@ -254,3 +254,15 @@ test("a job past its budget stops at the next message and leaves the rest pendin
   assert.equal((await events.pending(scope, 10)).length, 0);
   assert.equal((await chains())[0].event_ids.length, 3);
 });
+
+test("long chains are not merged into one ever longer chain", async () => {
+  const long = "I planted tomato seedlings in the greenhouse garden beds. ".repeat(600);
+  await say("user", long, 0);
+  await say("user", "What is the capital gains tax on selling shares?", 1);
+  await say("user", long, 2);
+  await say("user", "Recommend a jazz piano album for a rainy evening", 3);
+  await hashWorker().processScope(scope);
+  const rows = await chains();
+  assert.equal(rows.length, 4, "each long tomato chain stays its own");
+  assert.ok(rows.every((r) => r.event_ids.length === 1));
+});
