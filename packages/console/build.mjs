@@ -18,3 +18,4 @@ await build({
 });
 await copyFile(new URL("./app/index.html", import.meta.url), new URL("index.html", out));
 await copyFile(new URL("./app/app.css", import.meta.url), new URL("app.css", out));
+await copyFile(new URL("./app/favicon.svg", import.meta.url), new URL("favicon.svg", out));

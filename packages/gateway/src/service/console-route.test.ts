@@ -52,6 +52,16 @@ describe("gateway /console", () => {
     assert.match(script.headers.get("content-security-policy") ?? "", /frame-ancestors 'none'/);
   });
 
+  it("has an icon: the page names it, and /favicon.ico leads to it", async () => {
+    assert.match(await (await get("/console/")).text(), /<link rel="icon" href="favicon.svg"/);
+    const root = await get("/favicon.ico");
+    assert.equal(root.status, 301);
+    assert.equal(root.headers.get("location"), "/console/favicon.svg");
+    const icon = await get("/console/favicon.svg");
+    assert.equal(icon.status, 200);
+    assert.match(icon.headers.get("content-type") ?? "", /^image\/svg\+xml/);
+  });
+
   it("redirects /console to /console/ so relative asset paths resolve", async () => {
     const response = await get("/console");
     assert.ok([301, 302].includes(response.status), String(response.status));

@@ -4,9 +4,12 @@ import type { FastifyInstance } from "fastify";
 
 export const consolePrefix = "/console";
 
+/** Browsers ask an origin's root for its icon; the console's is among its files. */
+const rootIcon = "/favicon.ico";
+
 /** The console's static files are public; the key they need goes with each API call instead. */
 export function isConsolePath(path: string): boolean {
-  return path === consolePrefix || path.startsWith(`${consolePrefix}/`);
+  return path === consolePrefix || path.startsWith(`${consolePrefix}/`) || path === rootIcon;
 }
 
 /**
@@ -24,6 +27,7 @@ export async function configureConsoleRoute(app: FastifyInstance): Promise<boole
     }
     return payload;
   });
+  app.get(rootIcon, (_request, reply) => reply.redirect(`${consolePrefix}/favicon.svg`, 301));
   await app.register(fastifyStatic, {
     root: consoleAssetsDir,
     prefix: consolePrefix,
