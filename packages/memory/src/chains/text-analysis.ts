@@ -36,8 +36,28 @@ const STOPWORDS = new Set(
   ).split(/\s+/),
 );
 
+// Contractions split into fragments on the apostrophe ("I'll" → "ll", "don't" → "don"), which
+// then ranked as content words: chain topics read "agent, ll, keep". They are expanded first.
+const IRREGULAR_NEGATIONS: [RegExp, string][] = [
+  [/\bwon['’]t\b/giu, "will not"],
+  [/\bcan['’]t\b/giu, "can not"],
+  [/\bshan['’]t\b/giu, "shall not"],
+];
+const NEGATION = /(\p{L})n['’]t\b/giu;
+const CONTRACTED_SUFFIX = /(\p{L})['’](?:ll|re|ve|d|m|s)\b/giu;
+
+function expandContractions(text: string): string {
+  let expanded = text;
+  for (const [pattern, replacement] of IRREGULAR_NEGATIONS) {
+    expanded = expanded.replace(pattern, replacement);
+  }
+  return expanded.replace(NEGATION, "$1 not").replace(CONTRACTED_SUFFIX, "$1");
+}
+
 export function contentWords(text: string): string[] {
-  return tokenize(text).filter((w) => w.length > 1 && !STOPWORDS.has(w) && !/^\d+$/.test(w));
+  return tokenize(expandContractions(text)).filter(
+    (w) => w.length > 1 && !STOPWORDS.has(w) && !/^\d+$/.test(w),
+  );
 }
 
 function cleanName(raw: string): string {
