@@ -102,6 +102,34 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       for (let i = 1; i < rest.length; i++) assert.ok(rest[i - 1].score >= rest[i].score);
     });
 
+    test("a question naming a day finds the turn that speaks of it, said the day after", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      await converse(ctx.sql, alice, smallTalk("the library", 12), "2024-01-04T10:00:00Z");
+      // Said on 6 January about the 5th: shares no word with the question but its day.
+      const { ids } = await converse(
+        ctx.sql,
+        alice,
+        ["Yesterday my laptop died halfway through the essay, I lost two pages.", "Oh no!"],
+        "2024-01-06T09:00:00Z",
+      );
+      await converse(ctx.sql, alice, smallTalk("the library", 12), "2024-01-09T10:00:00Z");
+      const question = { ...alice, text: "What happened to her in the library on 5 January 2024?" };
+      const pages = await ctx.retrieval.search({ ...question, limit: 3 });
+      assert.ok(
+        pages.some((p) => p.content.includes("Yesterday my laptop died")),
+        pages.map((p) => p.content).join("\n"),
+      );
+      // Without the day, the library small talk fills the places.
+      const undated = await ctx.retrieval.search({
+        ...question,
+        text: "What happened to her in the library?",
+        limit: 3,
+      });
+      assert.ok(!undated.some((p) => p.content.includes("Yesterday my laptop died")));
+      assert.equal(ids.length, 2);
+    });
+
     test("explain gives each page the lexical and vector ranks that were fused, and changes nothing else", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

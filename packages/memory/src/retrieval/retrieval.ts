@@ -5,7 +5,9 @@ import { chainStore } from "../store/chains.js";
 import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
+import { focusQuery } from "./query-focus.js";
 import { quoteTurns } from "./quote-turns.js";
+import { turnsOfNamedDays } from "./turns-of-days.js";
 
 /** A user's search: `limit` pages at most, the filter on each message's (or chain's) metadata. */
 export type RetrievalQuery = LexicalQuery;
@@ -73,6 +75,13 @@ const RRF_K = 60;
  */
 const LEXICAL_WEIGHT = 1;
 const FEEDBACK_WEIGHT = 0.5;
+/** The turns said on (or speaking of) a day the question names. */
+const DATE_WEIGHT = 1;
+/**
+ * When a question names a day and turns of that day exist, the others keep this share of their
+ * score: the day narrows where the answer is more than any shared word does.
+ */
+const OFF_DAY_FACTOR = 0.25;
 const CHAIN_WEIGHT = 0.05;
 const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
 /**
@@ -82,6 +91,7 @@ const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
  */
 const MIN_LEXICAL_SHARE = 0.4;
 const FEEDBACK_KEPT = 2;
+const DATE_KEPT = 3;
 const MIN_COSINE_SHARE = { semantic: 0.8, lexical: 1 };
 /** Turns whose rarest words seed the feedback query, and how many of those words it takes. */
 const FEEDBACK_SOURCES = 2;
@@ -110,6 +120,7 @@ interface Candidate {
   /** BM25 score as a share of the best turn's. */
   lexicalShare: number;
   feedbackRank?: number;
+  dateRank?: number;
   coverage: number;
   cosine: number;
   vectorRank?: number;
@@ -164,13 +175,14 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         embedOne(embedder, query.text),
         turnStore.pending(sql, query, MAX_PENDING_TURNS),
       ]);
+      const focus = await focusQuery(embedder, query.text, terms, queryVector);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
       const [lexicalTurns, lexicalChains, vectorChains] = await Promise.all([
         lexical.turns({ ...query, limit: candidateTurns }, terms),
         lexical.chains({ ...query, limit: CHAIN_CANDIDATES }, terms),
         vectorSearch.search({
           ...query,
-          embedding: queryVector,
+          embedding: focus.vector,
           limit: Math.max(CHAIN_CANDIDATES, query.limit),
         }),
       ]);
@@ -190,9 +202,10 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           ...lexicalChains.slice(0, EXPANDED_LEXICAL_CHAINS).map((c) => c.chainId),
         ]),
       ];
-      const [feedbackTurns, chainTurns] = await Promise.all([
+      const [feedbackTurns, chainTurns, datedTurns] = await Promise.all([
         secondHop(),
         turnStore.ofChains(sql, owner, expanded),
+        turnsOfNamedDays(sql, query, terms),
       ]);
 
       const candidates = new Map<string, Candidate>();
@@ -214,15 +227,18 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       feedbackTurns.forEach((t, rank) => {
         candidate(t).feedbackRank = rank;
       });
+      datedTurns.forEach((t, rank) => {
+        candidate(t).dateRank = rank;
+      });
       for (const turn of pendingTurns) candidate(turn);
       for (const chainId of expanded) {
         for (const turn of chainTurns.get(chainId) ?? []) candidate(turn, chainId);
       }
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
-      const vectors = await embedder.embed(embedded.map((c) => c.turn.content));
+      const vectors = await embedder.embed(embedded.map((c) => focus.strip(c.turn.content)));
       embedded.forEach((c, i) => {
-        c.cosine = Math.max(0, cosineSimilarity(queryVector, vectors[i]));
+        c.cosine = Math.max(0, cosineSimilarity(focus.vector, vectors[i]));
       });
       embedded
         .filter((c) => c.cosine > 0)
@@ -237,18 +253,23 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       const quotable = (c: Candidate) =>
         c.lexicalShare >= MIN_LEXICAL_SHARE ||
         (c.feedbackRank ?? FEEDBACK_KEPT) < FEEDBACK_KEPT ||
+        (c.dateRank ?? DATE_KEPT) < DATE_KEPT ||
         (c.cosine > 0 && c.cosine >= MIN_COSINE_SHARE[kind] * topCosine);
       const ranked: Candidate[] = [];
       for (const c of candidates.values()) {
         if (!quotable(c)) continue;
         const chain = c.chainId;
+        const onDay = datedTurns.length === 0 || c.dateRank !== undefined;
         c.score =
-          LEXICAL_WEIGHT * rrf(c.lexicalRank) +
-          FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
-          VECTOR_WEIGHT[kind] * rrf(c.vectorRank) +
-          (chain === undefined
-            ? 0
-            : CHAIN_WEIGHT * (rrf(vectorChainRank.get(chain)) + rrf(lexicalChainRank.get(chain))));
+          (onDay ? 1 : OFF_DAY_FACTOR) *
+          (LEXICAL_WEIGHT * rrf(c.lexicalRank) +
+            FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
+            DATE_WEIGHT * rrf(c.dateRank) +
+            VECTOR_WEIGHT[kind] * rrf(c.vectorRank) +
+            (chain === undefined
+              ? 0
+              : CHAIN_WEIGHT *
+                (rrf(vectorChainRank.get(chain)) + rrf(lexicalChainRank.get(chain)))));
         ranked.push(c);
       }
       ranked.sort(

@@ -95,6 +95,23 @@ function suite(
       assert.deepEqual(await search({ tenantId: "t2" }), ["Tenant two's passport renewal."]);
     });
 
+    test("term frequency counts: a turn about a thing outranks one that names it in passing", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      // Same length in lexemes; the second says "kayak" three times.
+      await remember(sql, alice, [
+        "We saw a kayak near the bridge after lunch with Tom.",
+        "Kayak, kayak everywhere, my kayak club owns the bridge.",
+        ...Array.from({ length: 10 }, (_, i) => `Filler turn number ${i} about nothing much.`),
+      ]);
+      const lexical = createLexicalSearch(sql);
+      const query = { ...alice, agentId: undefined, text: "kayak", limit: 5 };
+      const turns = await lexical.turns(query, await lexical.terms(query));
+      assert.equal(turns[0].content, "Kayak, kayak everywhere, my kayak club owns the bridge.");
+      assert.ok(turns[0].score > turns[1].score * 1.3, JSON.stringify(turns.map((x) => x.score)));
+      assert.equal(turns[0].coverage, 1);
+    });
+
     test("a message counts once into the statistics however often its check is retried", async (t) => {
       const sql = await open(t);
       if (!sql) return;

@@ -98,9 +98,9 @@ const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf
 
 export function createLexicalSearch(sql: Sql): LexicalSearch {
   /**
-   * The IDF mass of the query terms a row's vector holds: one `@@` per term (a binary search in
-   * the vector) instead of unnesting it. Term frequency counts as 1, which for chat turns,
-   * where a word rarely repeats, loses next to nothing of BM25.
+   * The IDF mass of the query terms a summary's vector holds: one `@@` per term (a binary search
+   * in the vector) instead of unnesting it; term frequency counts as 1 there, as a summary
+   * restates its turns' words. Turns are scored with their terms' frequencies.
    */
   function matchedIdf(params: unknown[], { terms }: QueryTerms, alias: string): string {
     return terms
@@ -111,7 +111,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       .join(" + ");
   }
 
-  /** BM25 with unit term frequency, from the matched IDF mass and the length normalisation. */
+  /** BM25 of a summary (unit term frequency), from the matched IDF mass and the length normalisation. */
   const bm25 = (matched: string, length: string, averageLength: string) =>
     `${matched} * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * ${length} / ${averageLength}))`;
 
@@ -149,8 +149,12 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       if (terms.terms.length === 0) return [];
       const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
       const extra = scopeFilterClause(query, params, "e");
-      const matched = matchedIdf(params, terms, "c");
-      params.push(terms.averageLength, query.limit);
+      params.push(
+        terms.terms.map((t) => t.lexeme),
+        terms.terms.map((t) => t.idf),
+        terms.averageLength,
+        query.limit,
+      );
       const n = params.length;
       const { rows } = await sql.query<{
         id: string;
@@ -167,12 +171,18 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL
              AND e.search_vector @@ $3::tsquery${extra}
            LIMIT ${MAX_CANDIDATES}
-         ), matched AS (
-           SELECT c.id, c.seq, length(c.search_vector) AS length, ${matched} AS matched_idf
-           FROM candidates c
          ), best AS (
-           SELECT id, seq, matched_idf, ${bm25("matched_idf", "length", `$${n - 1}::float8`)} AS score
-           FROM matched ORDER BY score DESC, seq DESC LIMIT $${n}
+           SELECT c.id, c.seq, s.matched_idf, s.score FROM candidates c,
+           LATERAL (
+             SELECT coalesce(sum(q.idf), 0) AS matched_idf,
+               coalesce(sum(q.idf * ${K1 + 1} * cardinality(v.positions)
+                 / (cardinality(v.positions) + ${K1} * (1 - ${B} + ${B} * length(c.search_vector)
+                    / $${n - 1}::float8))), 0) AS score
+             FROM unnest(c.search_vector) AS v
+             JOIN unnest($${n - 3}::text[], $${n - 2}::float8[]) AS q(lexeme, idf)
+               ON q.lexeme = v.lexeme
+           ) s
+           ORDER BY s.score DESC, c.seq DESC LIMIT $${n}
          )
          SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at, b.score,
            b.matched_idf

@@ -1,0 +1,44 @@
+import { type Embedder, embedOne } from "../embeddings/embedder.js";
+import type { QueryTerms } from "../store/lexical-search.js";
+
+/**
+ * A query word in at least this share of the user's turns says nothing about which turn is meant:
+ * the speakers' names, in a transcript that names them in every line. BM25 already weighs such a
+ * word near nothing; a vector does not, so it is left out of both sides of the cosine.
+ */
+const COMMON_SHARE = 0.1;
+
+/** What the vector side compares: the query without its common words, and turns likewise. */
+export interface QueryFocus {
+  vector: number[];
+  /** A turn's text without the query's common words, for its vector. */
+  strip(text: string): string;
+}
+
+const WORD = /[\p{L}\p{N}']+/gu;
+
+/**
+ * PostgreSQL's English stems are prefixes of the words they come from ("elis" of "Elise"), so a
+ * word is one of the common lexemes when it starts with one and adds no more than an ending.
+ */
+const isOneOf = (word: string, lexemes: string[]) => {
+  const lower = word.toLowerCase();
+  return lexemes.some((l) => lower.startsWith(l) && lower.length - l.length <= 3);
+};
+
+export async function focusQuery(
+  embedder: Embedder,
+  text: string,
+  terms: QueryTerms,
+  queryVector: number[],
+): Promise<QueryFocus> {
+  const common =
+    terms.total > 0
+      ? terms.terms.filter((t) => t.documents / terms.total >= COMMON_SHARE).map((t) => t.lexeme)
+      : [];
+  const rare = terms.terms.length - common.length;
+  // A query of common words only keeps them: they are all it has.
+  if (common.length === 0 || rare === 0) return { vector: queryVector, strip: (t) => t };
+  const strip = (t: string) => t.replace(WORD, (w) => (isOneOf(w, common) ? "" : w));
+  return { vector: await embedOne(embedder, strip(text)), strip };
+}

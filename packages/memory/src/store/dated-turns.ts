@@ -1,0 +1,41 @@
+import type { SqlExecutor } from "@atrium/kit";
+import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
+import type { Turn } from "./turns.js";
+
+/**
+ * The user's messages said between `from` and `to`, nearest to `near` first: where a question
+ * that names a day looks for the turns said on it or speaking of it (retrieval/day-mentions.ts).
+ */
+export async function turnsSaidBetween(
+  db: SqlExecutor,
+  query: { tenantId: string; userId: string } & ScopeFilter,
+  window: { from: Date; to: Date; near: Date },
+  limit: number,
+): Promise<(Turn & { chainId?: string })[]> {
+  const params: unknown[] = [query.tenantId, query.userId, window.from, window.to];
+  const extra = scopeFilterClause(query, params, "e");
+  params.push(window.near, limit);
+  const { rows } = await db.query<{
+    id: string;
+    chain_id: string | null;
+    session_id: string;
+    role: "user" | "agent";
+    content: string;
+    occurred_at: Date;
+  }>(
+    `SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at FROM memory_events e
+     WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.occurred_at >= $3 AND e.occurred_at < $4
+       AND e.search_vector IS NOT NULL${extra}
+     ORDER BY abs(extract(epoch FROM e.occurred_at - $${params.length - 1}::timestamptz)), e.seq
+     LIMIT $${params.length}`,
+    params,
+  );
+  return rows.map((r) => ({
+    eventId: r.id,
+    ...(r.chain_id ? { chainId: r.chain_id } : {}),
+    sessionId: r.session_id,
+    role: r.role,
+    content: r.content,
+    occurredAt: r.occurred_at,
+  }));
+}
