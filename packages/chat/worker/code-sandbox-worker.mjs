@@ -108,6 +108,9 @@ try {
   const failure = (handle) => {
     if (Date.now() >= run.deadline) return { ok: false, timedOut: true };
     const text = describe(handle, false);
+    // The prelude catches what showing a value throws, except QuickJS's own stops: the
+    // deadline, which may pass while the value is shown, and memory.
+    if (text === undefined && Date.now() >= run.deadline) return { ok: false, timedOut: true };
     if (text === undefined || /^InternalError: out of memory/.test(text)) {
       return { ok: false, outOfMemory: true };
     }

@@ -189,3 +189,12 @@ test("stops deep recursion with a stack overflow", async () => {
   const after = await runInSandbox("const g = (n) => (n === 0 ? 0 : 1 + g(n - 1)); g(500)");
   assert.equal(after.result, "500", "ordinary recursion still works");
 });
+
+test("an error whose message never ends to compute is a time-out, not a crash", async () => {
+  const r = await runInSandbox(
+    "const e = new Error('x'); Object.defineProperty(e, 'message', { get() { while (true) {} } }); throw e",
+    { timeoutMs: 500 },
+  );
+  assert.equal(r.ok, false);
+  assert.match(r.error ?? "", /timed out after 500 ms/);
+});
