@@ -43,8 +43,13 @@ if (files.length === 0 && suites.length === 0) {
   process.exit(1);
 }
 
-/** Node's runner over the TypeScript files; its counts as { passed, failed, skipped }. */
-function runNodeTests() {
+// Container suites (`*.container.test.ts`) build images and start stacks, minutes rather than
+// seconds: they run after the others, one at a time, under their own timeout.
+const containerFiles = files.filter((path) => path.endsWith(".container.test.ts"));
+const otherFiles = files.filter((path) => !containerFiles.includes(path));
+
+/** Node's runner over TypeScript files; its counts as { passed, failed, skipped }. */
+function runNodeTests(files, concurrency, timeoutMs) {
   if (files.length === 0) return Promise.resolve({ passed: 0, failed: 0, skipped: 0 });
   const summaryFile = join(mkdtempSync(join(tmpdir(), "atrium-tests-")), "summary.txt");
   const args = [
@@ -52,8 +57,8 @@ function runNodeTests() {
     "--import",
     "tsx",
     "--test",
-    `--test-concurrency=${process.env.TEST_CONCURRENCY ?? 2}`,
-    `--test-timeout=${process.env.TEST_TIMEOUT_MS ?? 180000}`,
+    `--test-concurrency=${concurrency}`,
+    `--test-timeout=${timeoutMs}`,
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     `--test-reporter=${join(root, "scripts/summary-reporter.mjs")}`,
@@ -82,7 +87,17 @@ function runNodeTests() {
   });
 }
 
-const totals = await runNodeTests();
+const totals = await runNodeTests(
+  otherFiles,
+  process.env.TEST_CONCURRENCY ?? 2,
+  process.env.TEST_TIMEOUT_MS ?? 180000,
+);
+const containers = await runNodeTests(
+  containerFiles,
+  1,
+  process.env.TEST_CONTAINER_TIMEOUT_MS ?? 45 * 60_000,
+);
+for (const key of Object.keys(totals)) totals[key] += containers[key];
 for (const suite of suites) {
   const counts = await suite.run(root);
   for (const key of Object.keys(totals)) totals[key] += counts[key];
