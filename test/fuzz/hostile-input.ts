@@ -165,3 +165,92 @@ function post(
 
 export const failed = (probe: Probe) =>
   (probe.status >= 500 && probe.status !== 501) || probe.code === "internal";
+
+/**
+ * One unary call in binary gRPC with raw message bytes, so malformed protobuf reaches the server
+ * as sent; the status code and message from the trailers (or a trailers-only answer).
+ */
+export function grpcBinaryCall(
+  baseUrl: string,
+  path: string,
+  message: Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<{ code: number; message: string }> {
+  return new Promise((resolve, reject) => {
+    const session = connect(baseUrl);
+    session.on("error", reject);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
+    let status: Record<string, unknown> = {};
+    stream.on("response", (h) => {
+      if (h["grpc-status"] !== undefined) status = h;
+    });
+    stream.on("trailers", (t) => {
+      status = t;
+    });
+    stream.on("data", () => {});
+    stream.on("error", () => {});
+    stream.on("close", () => {
+      session.close();
+      resolve({
+        code: Number(status["grpc-status"] ?? -1),
+        message: decodeURIComponent(String(status["grpc-message"] ?? "")),
+      });
+    });
+    const framed = Buffer.alloc(5 + message.byteLength);
+    framed.writeUInt32BE(message.byteLength, 1);
+    framed.set(message, 5);
+    stream.end(framed);
+  });
+}
+
+/** Bytes that are no valid message: the seven kinds of malformed protobuf a decoder must refuse. */
+export const malformedProtobuf: Record<string, number[]> = {
+  "invalid UTF-8 in a string": [0x0a, 0x02, 0xff, 0xfe],
+  "a wrong wire type": [0x0d, 1, 2, 3, 4],
+  "a truncated message": [0x0a, 0x0a, 0x61, 0x62],
+  "field number 0": [0x02, 0x01, 0x61],
+  "a truncated varint": [0x28, 0x80],
+  "wire type 7": [0x0f],
+  "an end group with no start": [0x0c],
+};
+
+/** One unary Connect JSON call; the error code and message the answer carries ("ok" when none). */
+export function connectJsonCall(
+  baseUrl: string,
+  path: string,
+  body: string,
+): Promise<{ code: string; message: string }> {
+  return new Promise((resolve, reject) => {
+    const session = connect(baseUrl);
+    session.on("error", reject);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/json",
+      "connect-protocol-version": "1",
+    });
+    let status = 0;
+    const chunks: Buffer[] = [];
+    stream.on("response", (h) => {
+      status = Number(h[":status"]);
+    });
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+    stream.on("error", () => {});
+    stream.on("close", () => {
+      session.close();
+      if (status === 200) return resolve({ code: "ok", message: "" });
+      const text = Buffer.concat(chunks).toString("utf8");
+      const error = text.startsWith("{")
+        ? (JSON.parse(text) as { code?: string; message?: string })
+        : {};
+      resolve({ code: error.code ?? String(status), message: error.message ?? text });
+    });
+    stream.end(body);
+  });
+}

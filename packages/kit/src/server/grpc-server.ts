@@ -128,7 +128,10 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         allowHTTP1: true,
       })
     : http2.createServer();
-  server.on("request", connectHandler);
+  server.on("request", (request, response) => {
+    drainUnreadBody(request, response);
+    connectHandler(request, response);
+  });
   routeStreams(server, grpcUnary, limits);
 
   const sessions = new Set<http2.Http2Session>();
@@ -246,6 +249,27 @@ function routeStreams(
       if (!direct(stream, headers)) compatibility.call(server, stream, headers, flags, rawHeaders);
     },
   );
+}
+
+/**
+ * Connect answers a message over the size limit as soon as it has read that much, and reads no
+ * more: the rest of the body then fills the stream's flow-control window and, with it, the
+ * session's, so every later call on the connection stalled. Once the answer is complete, what is
+ * still coming is read and dropped, as Node's HTTP/1 server does with an unread body; a client
+ * that keeps sending is cut by the body read timeout.
+ */
+function drainUnreadBody(request: http2.Http2ServerRequest, response: http2.Http2ServerResponse) {
+  const end = response.end;
+  response.end = function (this: http2.Http2ServerResponse, ...args: unknown[]) {
+    if (!request.complete) {
+      // Connect has let go of the request (its reader may have destroyed it, and Node's
+      // compatibility layer pauses the stream whenever a destroyed request refuses data), so the
+      // stream is read directly.
+      request.stream.removeAllListeners("data");
+      request.stream.resume();
+    }
+    return (end as (...a: unknown[]) => http2.Http2ServerResponse).apply(this, args);
+  } as typeof end;
 }
 
 /**

@@ -9,8 +9,7 @@ const grpcContentType = /^application\/grpc(?:-web)?(?:[+;]|$)/i;
  * Answers an HTTP/2 request the host refuses before any handler saw it (headers too large, a
  * body not sent in time), in the protocol the client speaks: gRPC and gRPC-Web get a
  * trailers-only status, Connect (and anything else) the HTTP status with a Connect error body.
- * The client is then told to stop sending (RST_STREAM NO_ERROR after a complete response, as
- * RFC 9113 §8.1 allows). A stream whose answer has begun can only be cut.
+ * A stream whose answer has begun can only be cut.
  */
 export function refuseStream(
   stream: ServerHttp2Stream,
@@ -39,6 +38,10 @@ export function refuseStream(
     // The session went away between the check and the write: nothing is left to answer.
     return;
   }
+  // What the client still sends is read and dropped, so the session's flow-control window is
+  // not left full, and once the answer is out the client is told to stop sending (RST_STREAM
+  // NO_ERROR after a complete response, as RFC 9113 §8.1 allows).
+  stream.resume();
   stream.once("finish", () => {
     if (!stream.closed) stream.close(constants.NGHTTP2_NO_ERROR);
   });

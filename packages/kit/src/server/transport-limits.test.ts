@@ -266,6 +266,39 @@ describe("the same limits on every transport", () => {
     });
   }
 
+  test("a refused message leaves its HTTP/2 session serving the next calls", async () => {
+    const session = connectHttp2(grpcUrl);
+    const call = (body: string) =>
+      new Promise<number>((resolve) => {
+        const stream = session.request({
+          ":method": "POST",
+          ":path": "/memory.v1.MemoryService/StoreInteraction",
+          "content-type": "application/json",
+          "connect-protocol-version": "1",
+        });
+        let status = 0;
+        stream.on("response", (h) => {
+          status = Number(h[":status"]);
+        });
+        stream.on("data", () => {});
+        stream.on("error", () => {});
+        stream.on("close", () => resolve(status));
+        stream.end(body);
+      });
+    try {
+      const started = Date.now();
+      assert.equal(
+        await call(JSON.stringify({ userMessage: "x".repeat(4 * limits.messageBytes) })),
+        429,
+      );
+      assert.equal(await call("{}"), 200);
+      assert.equal(await call("{}"), 200);
+      assert.ok(Date.now() - started < 5000, "answered without waiting for a timeout");
+    } finally {
+      session.close();
+    }
+  });
+
   /** Sends the headers and 10 of the 1,000 bytes it declares, then nothing. */
   function slowRest(): Promise<string> {
     return new Promise((resolve, reject) => {
