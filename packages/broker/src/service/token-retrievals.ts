@@ -62,7 +62,11 @@ export function createTokenRetrievals(connections: ConnectionService, logger: Lo
     return {
       result: {
         case: "error" as const,
-        value: { code: normalized.code, message: normalized.rawMessage },
+        value: {
+          code: normalized.code,
+          message: normalized.rawMessage,
+          retryAfterSeconds: Number(normalized.metadata.get("retry-after") ?? 0),
+        },
       },
     };
   };

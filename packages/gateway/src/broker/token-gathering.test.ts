@@ -33,7 +33,18 @@ function fakeBroker(options: { many?: (request: ManyRequest) => Promise<unknown>
                   value: { code: Code.NotFound, message: `connection ${id} not found` },
                 },
               }
-            : { result: { case: "token" as const, value: token(id) } },
+            : id === "db-down"
+              ? {
+                  result: {
+                    case: "error" as const,
+                    value: {
+                      code: Code.Unavailable,
+                      message: "database unavailable",
+                      retryAfterSeconds: 1,
+                    },
+                  },
+                }
+              : { result: { case: "token" as const, value: token(id) } },
         ),
       });
     },
@@ -83,6 +94,17 @@ describe("token gathering", () => {
     const error = (missing as PromiseRejectedResult).reason as ConnectError;
     assert.equal(error.code, Code.NotFound);
     assert.equal(error.rawMessage, "connection missing not found");
+  });
+
+  test("a retrieval's retry advice reaches its read as the single call's retry-after", async () => {
+    const broker = fakeBroker();
+    const [, down] = await Promise.allSettled([
+      broker.get({ id: "a" }),
+      broker.get({ id: "db-down" }),
+    ]);
+    const error = (down as PromiseRejectedResult).reason as ConnectError;
+    assert.equal(error.code, Code.Unavailable);
+    assert.equal(error.metadata.get("retry-after"), "1");
   });
 
   test("a failed call fails each of its reads with its error (so each can fall back alone)", async () => {

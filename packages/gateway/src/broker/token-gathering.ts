@@ -78,11 +78,16 @@ export function createTokenGathering(options: TokenGatheringOptions) {
       if (result?.case === "token") settle(read, () => read.resolve(result.value));
       else {
         const error = result?.case === "error" ? result.value : undefined;
+        // As the single call would have carried it: the retry advice as retry-after metadata.
+        const metadata = error?.retryAfterSeconds
+          ? { "retry-after": String(error.retryAfterSeconds) }
+          : undefined;
         settle(read, () =>
           read.reject(
             new ConnectError(
               error?.message ?? "the broker gave no answer for this retrieval",
               error ? (error.code as Code) : Code.Internal,
+              metadata,
             ),
           ),
         );
