@@ -4,73 +4,20 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { buildImage, needsDocker, runOk } from "./deploy-harness.js";
+import {
+  buildImage,
+  freePort,
+  json,
+  needsDocker,
+  runOk,
+  streamUntilComplete,
+  waitHealthy,
+} from "./deploy-harness.js";
 
 const services = ["memory", "broker", "agent", "gateway"] as const;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
-      if (res.status === 200) return;
-      last = `HTTP ${res.status}`;
-    } catch (error) {
-      last = String(error);
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  assert.fail(`${url} not healthy within ${timeoutMs} ms (${last})`);
-}
-
-async function json(res: Response): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  assert.ok(res.ok, `${res.url}: HTTP ${res.status} ${text}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
-/** Reads an SSE stream until a step_complete event, returning the events' types. */
-async function streamUntilComplete(url: string, apiKey: string): Promise<string[]> {
-  const res = await fetch(url, {
-    headers: { "x-api-key": apiKey },
-    signal: AbortSignal.timeout(60_000),
-  });
-  assert.equal(res.status, 200);
-  const types: string[] = [];
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end = buffer.indexOf("\n\n");
-    while (end >= 0) {
-      const data = buffer
-        .slice(0, end)
-        .split("\n")
-        .find((line) => line.startsWith("data: "));
-      buffer = buffer.slice(end + 2);
-      if (data) {
-        const type = (JSON.parse(data.slice(6)) as { type: string }).type;
-        types.push(type);
-        if (type === "step_complete") return types;
-      }
-      end = buffer.indexOf("\n\n");
-    }
-  }
-  return types;
-}
 
 test("the Compose stack serves a user's journey and keeps it across a SIGTERM stop", {
   timeout: 45 * 60_000,

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import type { TestContext } from "node:test";
 import { fileURLToPath } from "node:url";
 import { realServersRequired } from "@atrium/kit/testing";
@@ -117,4 +118,64 @@ export function buildImage(docker: Docker): Promise<void> {
     );
   })();
   return built;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export async function waitHealthy(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(3000) });
+      if (res.status === 200) return;
+      last = `HTTP ${res.status}`;
+    } catch (error) {
+      last = String(error);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  assert.fail(`${url} not healthy within ${timeoutMs} ms (${last})`);
+}
+
+export async function json(res: Response): Promise<Record<string, unknown>> {
+  const text = await res.text();
+  assert.ok(res.ok, `${res.url}: HTTP ${res.status} ${text}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Reads an SSE stream until a step_complete event, returning the events' types. */
+export async function streamUntilComplete(url: string, apiKey: string): Promise<string[]> {
+  const res = await fetch(url, {
+    headers: { "x-api-key": apiKey },
+    signal: AbortSignal.timeout(60_000),
+  });
+  assert.equal(res.status, 200);
+  const types: string[] = [];
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end = buffer.indexOf("\n\n");
+    while (end >= 0) {
+      const data = buffer
+        .slice(0, end)
+        .split("\n")
+        .find((line) => line.startsWith("data: "));
+      buffer = buffer.slice(end + 2);
+      if (data) {
+        const type = (JSON.parse(data.slice(6)) as { type: string }).type;
+        types.push(type);
+        if (type === "step_complete") return types;
+      }
+      end = buffer.indexOf("\n\n");
+    }
+  }
+  return types;
 }
