@@ -7,3 +7,7 @@ buf lint
 buf generate
 # The chat API is Fastify routes, not proto: its document comes from the routes' own schemas.
 node --conditions=atrium-source --import tsx tools/chat-openapi/main.ts
+# TypeScript types of every document (openapi-typescript), for openapi-fetch clients.
+for document in openapi/*.openapi.json; do
+  openapi-typescript "$document" --output "packages/api/src/gen/openapi/$(basename "$document" .openapi.json).ts" --silent
+done

@@ -129,16 +129,9 @@ const chatError = (description: string, withWorkflow = false) => ({
   },
 });
 
-/** What the host answers before the router runs: kit's `{code, message}` (a refused credential). */
-const hostError = (description: string) => ({
-  description,
-  type: "object",
-  required: ["code", "message"],
-  properties: { code: { type: "string" }, message: { type: "string" } },
-});
-
+/** The host's refusals reach the caller through the router's error handler, as `{error}` too. */
 const refusedByHost = {
-  401: hostError("Credentials are missing or not valid (when the host's auth is on)."),
+  401: chatError("Credentials are missing or not valid (when the host's auth is on)."),
 };
 
 const badId = chatError("An id is not 1-128 characters of [A-Za-z0-9_-].");
