@@ -68,6 +68,12 @@ test("the MCP configuration atrium start prints works as pasted, over stdio and 
   assert.equal(http.type, "http");
   assert.equal(http.url, `${gateway}/mcp`);
 
+  // The gateway requires the printed key, so webhook subscriptions (the console's Webhooks
+  // page) are managed there instead of answering 412; without a key it is 401.
+  const webhooks = await fetch(`${gateway}/v1/webhooks`, { headers: http.headers });
+  assert.equal(webhooks.status, 200, await webhooks.clone().text());
+  assert.equal((await fetch(`${gateway}/v1/webhooks`)).status, 401);
+
   const desktop = new Client({ name: "claude-ai", version: "0.1.0" });
   // As a desktop client starts it: the printed command, arguments and environment, elsewhere.
   await desktop.connect(
