@@ -1,17 +1,25 @@
 // The server side of the chat-stream benchmark, in its own process so client work does not
-// share its event loop: the chat router with a trace bus on the in-process cache or Redis, or
-// (reference) a bare node:http SSE fan-out with no bus, no log and no pub/sub.
+// share its event loop: the chat router with a trace bus on the in-process cache or Redis (with
+// history in trace files, or in PostgreSQL as several agent hosts keep it), or (reference) a bare
+// node:http SSE fan-out with no bus, no log and no pub/sub.
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
-import { createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
+import {
+  createChatRouter,
+  createSqlTraceStore,
+  createTraceBus,
+  migrateChat,
+  type TraceBus,
+} from "@atrium/chat";
 import { type Cache, createMemoryCache, createRedisCache } from "@atrium/kit";
+import { createTestPostgres, type TestPostgres } from "@atrium/kit/testing";
 import Fastify from "fastify";
 
-export type Mode = "memory" | "redis" | "reference";
+export type Mode = "memory" | "redis" | "redis-postgres" | "reference";
 
 export type Command =
   | { cmd: "start"; mode: Mode; redisUrl?: string }
@@ -32,6 +40,7 @@ const now = () => performance.timeOrigin + performance.now();
 let cache: Cache | undefined;
 let bus: TraceBus | undefined;
 let tracesDir: string | undefined;
+let database: TestPostgres | undefined;
 let close: (() => Promise<void>) | undefined;
 const referenceStreams = new Map<string, Set<ServerResponse>>();
 const referenceSeq = new Map<string, number>();
@@ -59,9 +68,17 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
       });
     return (server.address() as AddressInfo).port;
   }
-  cache = mode === "redis" ? createRedisCache({ url: redisUrl! }) : createMemoryCache();
+  cache = mode === "memory" ? createMemoryCache() : createRedisCache({ url: redisUrl! });
   tracesDir = mkdtempSync(join(tmpdir(), "bench-traces-"));
-  bus = createTraceBus({ cache, tracesDir });
+  if (mode === "redis-postgres") {
+    // A schema of its own on the test server, dropped at stop; pool size as the agent host's.
+    database = await createTestPostgres({ max: 10 });
+    await migrateChat(database.sql);
+  }
+  const store = database
+    ? createSqlTraceStore({ sql: database.sql, retentionSeconds: 7 * 86_400 })
+    : undefined;
+  bus = createTraceBus({ cache, tracesDir, store });
   const kernel = {
     traceBus: bus,
     execute: async () => ({ status: "success" as const, metadata: {} }),
@@ -76,6 +93,7 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
     if (keys.length > 0) await cache?.del(...keys);
     await bus?.close();
     await cache?.close();
+    await database?.drop();
   };
   return (app.server.address() as AddressInfo).port;
 }

@@ -113,3 +113,21 @@ test("the sweep deletes steps past retention with their events, and workflows le
   );
   assert.equal(rows[0].n, 1);
 });
+
+test("a step's last write is recorded at most once a second per host, its first event always", async (t) => {
+  const hosts = await twoHosts(t);
+  if (!hosts) return;
+  const [a] = hosts;
+  const updatedAt = async () => (await a.workflows(1))[0].steps[0].updated_at;
+  await a.append(event("wf_t", "step_1", 1));
+  const first = await updatedAt();
+  await a.append(event("wf_t", "step_1", 2));
+  assert.equal(await updatedAt(), first);
+  await new Promise((r) => setTimeout(r, 1100));
+  await a.append(event("wf_t", "step_1", 3));
+  assert.ok((await updatedAt()) > first);
+  assert.deepEqual(
+    (await a.read("wf_t", "step_1")).map((e) => e.seq),
+    [1, 2, 3],
+  );
+});

@@ -38,26 +38,38 @@ interface Row {
   stepId: string;
   seq: number | null;
   line: string;
+  /** Whether this event also records its step's and workflow's last write. */
+  touch: boolean;
 }
 
-// One statement per batch: the events, then each step's and workflow's last write, which the
-// list and the sweep read by index. Rows are upserted in key order so that two hosts writing the
-// same workflows lock them in the same order. GREATEST keeps a time from going back when a
-// transaction that started earlier commits later.
-const insertBatch = `WITH batch AS (
-  SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
-    WITH ORDINALITY AS b(workflow_id, step_id, seq, line, n)
-), events AS (
-  INSERT INTO chat_trace_events (workflow_id, step_id, seq, line)
-  SELECT workflow_id, step_id, seq, line FROM batch ORDER BY n
+/**
+ * A step's last write is recorded at most this often per host (its first event always): the
+ * list's `updated_at` and retention are then up to a second behind the newest event, and most
+ * batches are one plain INSERT instead of an INSERT and two upserts.
+ */
+const touchIntervalMs = 1000;
+
+const insertEvents = `INSERT INTO chat_trace_events (workflow_id, step_id, seq, line)
+SELECT workflow_id, step_id, seq, line
+FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[])
+  WITH ORDINALITY AS b(workflow_id, step_id, seq, line, n)
+ORDER BY n`;
+
+// One statement for a batch with steps to touch: the events, then those steps' and workflows'
+// last write, which the list and the sweep read by index. Rows are upserted in key order so that
+// two hosts writing the same workflows lock them in the same order. GREATEST keeps a time from
+// going back when a transaction that started earlier commits later.
+const insertAndTouch = `WITH events AS (${insertEvents}),
+touched AS (
+  SELECT DISTINCT workflow_id, step_id FROM unnest($5::text[], $6::text[]) AS t(workflow_id, step_id)
 ), steps AS (
   INSERT INTO chat_trace_steps AS s (workflow_id, step_id, updated_at)
-  SELECT DISTINCT workflow_id, step_id, now() FROM batch ORDER BY workflow_id, step_id
+  SELECT workflow_id, step_id, now() FROM touched ORDER BY workflow_id, step_id
   ON CONFLICT (workflow_id, step_id)
   DO UPDATE SET updated_at = GREATEST(s.updated_at, excluded.updated_at)
 )
 INSERT INTO chat_trace_workflows AS w (workflow_id, updated_at)
-SELECT DISTINCT workflow_id, now() FROM batch ORDER BY workflow_id
+SELECT DISTINCT workflow_id, now() FROM touched ORDER BY workflow_id
 ON CONFLICT (workflow_id) DO UPDATE SET updated_at = GREATEST(w.updated_at, excluded.updated_at)`;
 
 const selectStep = `SELECT line FROM chat_trace_events
@@ -93,14 +105,33 @@ SELECT count(*)::int AS steps FROM gone`;
 export function createSqlTraceStore(options: SqlTraceStoreOptions): SqlTraceStore {
   const { sql, retentionSeconds } = options;
   const writer = createGroupCommit<Row, void>(async (rows) => {
-    await sql.query(insertBatch, [
+    const events = [
       rows.map((r) => r.workflowId),
       rows.map((r) => r.stepId),
       rows.map((r) => r.seq),
       rows.map((r) => r.line),
-    ]);
+    ];
+    const touched = rows.filter((r) => r.touch);
+    if (touched.length === 0) await sql.query(insertEvents, events);
+    else {
+      await sql.query(insertAndTouch, [
+        ...events,
+        touched.map((r) => r.workflowId),
+        touched.map((r) => r.stepId),
+      ]);
+    }
     return rows.map(() => undefined);
   });
+  // step key → when this host last recorded its last write.
+  const lastTouch = new Map<string, number>();
+  function dueForTouch(workflowId: string, stepId: string): boolean {
+    const key = `${workflowId}/${stepId}`;
+    const now = Date.now();
+    if (now - (lastTouch.get(key) ?? 0) < touchIntervalMs) return false;
+    if (lastTouch.size >= 100_000) lastTouch.clear();
+    lastTouch.set(key, now);
+    return true;
+  }
   const sweep = async () => {
     const { rows } = await sql.query<{ steps: number }>(deleteExpired, [retentionSeconds]);
     return rows[0]?.steps ?? 0;
@@ -123,9 +154,15 @@ export function createSqlTraceStore(options: SqlTraceStoreOptions): SqlTraceStor
     async append(event, json) {
       checkIds(event.workflow_id, event.step_id);
       const line = json ?? JSON.stringify(event);
-      await writer.write([
-        { workflowId: event.workflow_id, stepId: event.step_id, seq: event.seq ?? null, line },
-      ]);
+      const { workflow_id: workflowId, step_id: stepId } = event;
+      const touch = dueForTouch(workflowId, stepId);
+      try {
+        await writer.write([{ workflowId, stepId, seq: event.seq ?? null, line, touch }]);
+      } catch (error) {
+        // Not recorded: the next event of the step records it.
+        if (touch) lastTouch.delete(`${workflowId}/${stepId}`);
+        throw error;
+      }
     },
     async read(workflowId, stepId) {
       checkIds(workflowId, stepId);
