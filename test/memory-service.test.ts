@@ -386,6 +386,40 @@ for (const name of ["rest", "grpc"] as const) {
       }
     });
 
+    test("SearchMemory: a result lists its turns for a program; a matched reply brings the user turn it answers", async () => {
+      const id = await session(`turns-${name}`);
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "We adopted a retired greyhound last week.",
+        agent_response: "Biscuit sounds lovely.",
+      });
+      await ok(t(), "storeInteraction", {
+        session_id: id,
+        user_message: "The weather was grey all day.",
+        agent_response: "Grey days are long.",
+      });
+      await eventually("every turn is in a chain", async () => {
+        const { relevant_pages } = await ok(t(), "getContext", { session_id: id });
+        return relevant_pages.flatMap((p: Json) => p.metadata.event_ids.split(",")).length === 4;
+      });
+      // Only the reply holds the word: the user's turn that names the dog comes with it.
+      const [first] = (await ok(t(), "searchMemory", { session_id: id, query: "Biscuit" })).results;
+      assert.match(first.content, /greyhound[\s\S]*Biscuit/);
+      assert.deepEqual(
+        first.turns.map((turn: Json) => [turn.role, turn.text]),
+        [
+          ["user", "We adopted a retired greyhound last week."],
+          ["agent", "Biscuit sounds lovely."],
+        ],
+      );
+      for (const turn of first.turns) {
+        assert.match(turn.event_id, UUID);
+        assert.equal(turn.session_id, id);
+        assert.equal(turn.chain_id, first.source_id);
+        assert.ok(!Number.isNaN(Date.parse(turn.timestamp)));
+      }
+    });
+
     test("GetContext: relevant pages follow the chain checks, never a stale cached list", async () => {
       const id = await session(`pages-${name}`);
       // Read first, so that an empty list is what the cache holds when the chain appears.

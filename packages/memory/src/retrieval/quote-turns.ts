@@ -60,10 +60,15 @@ export function excerpt(content: string, lexemes: string[]): string {
   return previous < parts.length - 1 ? `${quote} …` : quote;
 }
 
+/** A stored interaction gives both turns one time: the user's comes first. */
+const order = (t: Turn) => t.occurredAt.getTime() * 2 + (t.role === "user" ? 0 : 1);
+
+/** Turns oldest first, as they were said. */
+export const orderOfSaying = <T extends Turn>(turns: T[]): T[] =>
+  [...turns].sort((a, b) => order(a) - order(b));
+
 /** A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. */
 export function quoteTurns(turns: { turn: Turn; lexemes: string[] }[]): string {
-  // A stored interaction gives both turns one time: the user's comes first.
-  const order = (t: Turn) => t.occurredAt.getTime() * 2 + (t.role === "user" ? 0 : 1);
   return [...turns]
     .sort((a, b) => order(a.turn) - order(b.turn))
     .map(

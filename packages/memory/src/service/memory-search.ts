@@ -16,8 +16,20 @@ export interface MemorySearchQuery {
   explain?: boolean;
 }
 
+/** A quoted turn as the API's SearchResultTurn message. */
+export interface MemorySearchTurn {
+  role: string;
+  text: string;
+  timestamp: Timestamp;
+  eventId: string;
+  sessionId: string;
+  chainId: string;
+}
+
 export interface MemorySearchResult {
   content: string;
+  /** The turns `content` quotes; absent for graph facts. */
+  turns?: MemorySearchTurn[];
   similarityScore: number;
   sourceType: string;
   sourceId: string;
@@ -47,6 +59,14 @@ export function createMemorySearch(deps: {
     ]);
     const results: MemorySearchResult[] = pages.map((p) => ({
       content: p.content,
+      turns: p.turns.map((t) => ({
+        role: t.role,
+        text: t.content,
+        timestamp: timestampFromDate(t.occurredAt),
+        eventId: t.eventId,
+        sessionId: t.sessionId,
+        chainId: t.chainId ?? "",
+      })),
       similarityScore: p.score,
       sourceType: p.sourceType,
       sourceId: p.sourceId,

@@ -1,0 +1,52 @@
+import type { SqlExecutor } from "@atrium/kit";
+import type { Turn } from "./turns.js";
+
+/**
+ * For each given agent message, the user message just before it in its session: the turn it
+ * answers, which a reader needs beside the reply ("Biscuit sounds lovely." says nothing without
+ * "We adopted a greyhound called Biscuit."). Agent messages that follow no user message are
+ * left out.
+ */
+export async function turnsAnswered(
+  db: SqlExecutor,
+  owner: { tenantId: string; userId: string },
+  replyIds: string[],
+): Promise<Map<string, Turn & { chainId?: string }>> {
+  if (replyIds.length === 0) return new Map();
+  const { rows } = await db.query<{
+    reply_id: string;
+    id: string;
+    chain_id: string | null;
+    session_id: string;
+    role: "user" | "agent";
+    content: string;
+    occurred_at: Date;
+  }>(
+    // The scope's window index walks back from the reply to the session's previous message.
+    `SELECT r.id AS reply_id, p.id, p.chain_id, p.session_id, p.role, p.content, p.occurred_at
+     FROM memory_events r
+     CROSS JOIN LATERAL (
+       SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at
+       FROM memory_events e
+       WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
+         AND e.seq < r.seq AND e.session_id = r.session_id AND e.search_vector IS NOT NULL
+       ORDER BY e.seq DESC LIMIT 1
+     ) p
+     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND r.role = 'agent'
+       AND p.role = 'user'`,
+    [owner.tenantId, owner.userId, replyIds],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.reply_id,
+      {
+        eventId: r.id,
+        ...(r.chain_id ? { chainId: r.chain_id } : {}),
+        sessionId: r.session_id,
+        role: r.role,
+        content: r.content,
+        occurredAt: r.occurred_at,
+      },
+    ]),
+  );
+}
