@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { daysNamed, daysSpokenOf, relativeDays } from "./day-mentions.js";
+import { daysNamed, daysSpokenOf } from "./day-mentions.js";
 
 const now = new Date("2026-11-26T12:00:00Z");
 
@@ -21,8 +21,5 @@ test("a turn speaks of the day it was said on and of the days its relative times
   assert.deepEqual(daysSpokenOf("Yesterday was rough", said), ["2024-01-06", "2024-01-05"]);
   assert.ok(daysSpokenOf("We met last Friday at the cafe", said).includes("2024-01-05"));
   assert.deepEqual(daysSpokenOf("Sounds good!", said), ["2024-01-06"]);
-  assert.deepEqual(relativeDays("Yesterday was rough, see you tomorrow", said), [
-    { text: "Yesterday", day: "2024-01-05" },
-    { text: "tomorrow", day: "2024-01-07" },
-  ]);
+  assert.ok(daysSpokenOf("See you tomorrow", said).includes("2024-01-07"));
 });

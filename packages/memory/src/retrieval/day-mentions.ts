@@ -15,9 +15,6 @@ export const addDays = (day: Day, days: number): Date =>
 const parserFor = (text: string) =>
   /\b\d{1,2}\.\d{1,2}\.\d{2,4}\b/.test(text) ? chrono.en.GB : chrono.en;
 
-/** A date written out names its day itself: a digit or a month's name. */
-const ABSOLUTE = /\d|\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/i;
-
 /** A bound, not a day: "before January 4th" asks about what came before it. */
 const BOUND = /\b(before|after|since|until|till|by)\s*$/i;
 
@@ -43,15 +40,4 @@ export function daysSpokenOf(content: string, said: Date): Day[] {
     .parse(content, { instant: said, timezone: 0 })
     .map((r) => dayOf(r.start.date()));
   return [...new Set([dayOf(said), ...days])];
-}
-
-/**
- * A turn's relative times with the days they resolve to, for a reader who sees the turn out of
- * its day: `yesterday` said on 2024-01-06 → `2024-01-05`. Absolute dates are left alone.
- */
-export function relativeDays(content: string, said: Date): { text: string; day: Day }[] {
-  return chrono.en
-    .parse(content, { instant: said, timezone: 0 })
-    .filter((r) => !ABSOLUTE.test(r.text) && dayOf(r.start.date()) !== dayOf(said))
-    .map((r) => ({ text: r.text, day: dayOf(r.start.date()) }));
 }
