@@ -89,7 +89,7 @@ async function auditedAgent(client: Client): Promise<string> {
   return events[0].user_agent;
 }
 
-const toolNames = ["ask", "context", "http_request", "recall", "remember"];
+const toolNames = ["ask", "context", "forget", "http_request", "recall", "remember"];
 
 const text = (result: unknown) =>
   ((result as CallToolResult).content[0] as { type: "text"; text: string }).text;
@@ -624,6 +624,36 @@ describe("a second client implementation (@modelcontextprotocol/client 2.x)", ()
       arguments: { connection_id: connectionId, url: "/me" },
     });
     assert.equal((me.structuredContent as { status: number }).status, 200);
+  });
+});
+
+// Last of the memory tests: it erases alice's memory with the desk agent, which those above read.
+describe("forget", () => {
+  test("forget the agent's scope: what was remembered is recalled no more", async (t) => {
+    if (!(await needsServer(t, "postgres"))) return;
+    const client = await Object.values(transports)[0](stack.keys.alice);
+    const note = `Alice's locker code is quillfeather-mcp`;
+    await client.callTool({ name: "remember", arguments: { note } });
+    const search = async () =>
+      JSON.stringify(
+        structured(
+          await client.callTool({
+            name: "recall",
+            arguments: { query: `quillfeather mcp` },
+          }),
+        ),
+      );
+    assert.match(await search(), /quillfeather/);
+    const refused = await client.callTool({ name: "forget", arguments: {} });
+    assert.equal(refused.isError, true);
+    const forgotten = await client.callTool({ name: "forget", arguments: { scope: "agent" } });
+    assert.notEqual(forgotten.isError, true, text(forgotten));
+    const answer = structured<{ forgotten: boolean; events_erased: number }>(forgotten);
+    assert.equal(answer.forgotten, true);
+    assert.ok(answer.events_erased >= 1);
+    assert.doesNotMatch(await search(), /quillfeather/);
+    const window = await client.callTool({ name: "context", arguments: { limit: 50 } });
+    assert.doesNotMatch(JSON.stringify(structured(window)), /quillfeather/);
   });
 });
 

@@ -72,6 +72,11 @@ const routes: Record<
     path: `/api/v1/sessions/${r.session_id}/analysis/heat`,
   }),
   getSegments: (r) => ({ method: "GET", path: `/api/v1/sessions/${r.session_id}/segments` }),
+  forget: ({ session_id, ...r }) => ({
+    method: "POST",
+    path: `/api/v1/sessions/${session_id}/forget`,
+    body: r,
+  }),
   healthCheck: () => ({ method: "GET", path: "/api/v1/health" }),
   triggerGraphAnalytics: () => ({
     method: "POST",

@@ -55,7 +55,7 @@ describe("memory.v1.MemoryService with no implementation", () => {
   });
 
   it("answers 501 with a JSON body on every REST path", async () => {
-    assert.equal(methods.length, 12);
+    assert.equal(methods.length, 13);
     for (const method of methods) {
       const { pattern, body } = getOption(method, http);
       assert.ok(pattern.case !== undefined && pattern.case !== "custom", method.name);

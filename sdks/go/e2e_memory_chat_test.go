@@ -38,6 +38,15 @@ func TestE2EEveryMemoryRoute(t *testing.T) {
 	if _, err := memory.TriggerGraphAnalytics(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if r, err := memory.Forget(ctx, session.SessionID, ForgetInput{Scope: "agent"}); err != nil || r.EventsErased != 3 || r.ErasureID == "" {
+		t.Fatal(r, err)
+	}
+	if c, err := memory.GetContext(ctx, session.SessionID, ContextQuery{Limit: 10}); err != nil || len(c.StmEvents) != 0 {
+		t.Fatal(c, err)
+	}
+	if _, err := memory.Forget(ctx, session.SessionID, ForgetInput{}); err == nil {
+		t.Error("Forget without events or scope was sent")
+	}
 	var failure *Error
 	if _, err := memory.GetContext(ctx, "no-such-session", ContextQuery{}); !errors.As(err, &failure) || failure.Status != 404 {
 		t.Errorf("unknown session: %v", err)

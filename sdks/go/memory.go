@@ -2,6 +2,7 @@ package atrium
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 )
@@ -147,6 +148,24 @@ type AnalyticsTriggerResult struct {
 	Message string `json:"message"`
 }
 
+// ForgetInput names what Forget erases: exactly one of EventIDs and Scope ("agent": the
+// session's user with the session's agent; "user": the session's user across all agents).
+type ForgetInput struct {
+	EventIDs []string `json:"event_ids,omitempty"`
+	Scope    string   `json:"scope,omitempty"`
+}
+
+// ForgetResult counts what Forget erased; ErasureID names its audit record.
+type ForgetResult struct {
+	Success        bool   `json:"success"`
+	ErasureID      string `json:"erasure_id"`
+	EventsErased   int    `json:"events_erased"`
+	ChainsErased   int    `json:"chains_erased"`
+	ChainsRebuilt  int    `json:"chains_rebuilt"`
+	EntitiesErased int    `json:"entities_erased"`
+	PayloadsErased int    `json:"payloads_erased"`
+}
+
 func sessionPath(id, rest string) string { return "api/v1/sessions/" + seg(id) + rest }
 
 func (m *MemoryClient) CreateSession(ctx context.Context, input CreateSessionInput) (*CreateSessionResult, error) {
@@ -181,6 +200,17 @@ func (m *MemoryClient) Search(ctx context.Context, sessionID string, input Searc
 	var result struct{ Results []SearchResult }
 	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/context/search"), nil, input, &result, nil)
 	return result.Results, err
+}
+
+// Forget erases the given events, or the session's agent or user scope, and everything derived
+// from them, for good.
+func (m *MemoryClient) Forget(ctx context.Context, sessionID string, input ForgetInput) (*ForgetResult, error) {
+	if (len(input.EventIDs) == 0) == (input.Scope == "") {
+		return nil, errors.New("atrium: Forget needs exactly one of EventIDs or Scope")
+	}
+	var result ForgetResult
+	err := m.svc.call(ctx, "POST", sessionPath(sessionID, "/forget"), nil, input, &result, nil)
+	return &result, err
 }
 
 func (m *MemoryClient) Health(ctx context.Context) (*MemoryHealth, error) {

@@ -82,6 +82,16 @@ export interface SearchResult {
   vector_rank: number | null;
 }
 
+/** What an erasure took (counts only; the service audits who asked and which scope). */
+export interface ErasureResult {
+  erasure_id: string;
+  events_erased: number;
+  chains_erased: number;
+  chains_rebuilt: number;
+  entities_erased: number;
+  payloads_erased: number;
+}
+
 export interface MemoryOwner {
   tenantId: string;
   userId: string;
@@ -99,6 +109,12 @@ export const memoryApi = {
     callApi<MemoryGraph>("GET", `${base}/graph${queryString(ownerQuery(owner))}`),
   entity: (owner: MemoryOwner, id: string) =>
     callApi<EntityFacts>("GET", `${base}/entity${queryString({ ...ownerQuery(owner), id })}`),
+  /** Erases the user across agents, or the one agent given ("" for no agent), for good. */
+  forget: (owner: MemoryOwner, agentId?: string) =>
+    callApi<ErasureResult>("POST", `${base}/forget`, {
+      ...ownerQuery(owner),
+      ...(agentId === undefined ? {} : { agent_id: agentId }),
+    }),
   search: (owner: MemoryOwner, query: string) =>
     callApi<{ results: SearchResult[] }>("POST", `${base}/search`, {
       ...ownerQuery(owner),

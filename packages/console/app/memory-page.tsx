@@ -18,6 +18,28 @@ function UserMemoryView(props: { owner: MemoryOwner }) {
   const [memory, setMemory] = useState<UserMemory | undefined>();
   const [graph, setGraph] = useState<MemoryGraph | undefined>();
   const [error, setError] = useState<string | undefined>();
+  const [notice, setNotice] = useState<string | undefined>();
+  const [loads, setLoads] = useState(0);
+
+  /** Erases the user (no agent given) or one of their agents, after the operator confirms. */
+  async function forget(agentId?: string) {
+    const what =
+      agentId === undefined
+        ? `everything memory holds about user ${owner.userId}, with every agent`
+        : `user ${owner.userId}'s memory with agent ${agentId || "(no agent)"}`;
+    if (!window.confirm(`Erase ${what}? This cannot be undone.`)) return;
+    setError(undefined);
+    try {
+      const erased = await memoryApi.forget(owner, agentId);
+      setNotice(
+        `Erased ${erased.events_erased} events, ${erased.chains_erased} chains and ` +
+          `${erased.entities_erased} graph entities (erasure ${erased.erasure_id}).`,
+      );
+      setLoads((n) => n + 1);
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
 
   useEffect(() => {
     let current = true;
@@ -32,7 +54,7 @@ function UserMemoryView(props: { owner: MemoryOwner }) {
     return () => {
       current = false;
     };
-  }, [owner]);
+  }, [owner, loads]);
 
   return (
     <section class="memory-user" aria-labelledby="memory-user-title">
@@ -40,12 +62,15 @@ function UserMemoryView(props: { owner: MemoryOwner }) {
         User <span class="mono">{owner.userId}</span> in tenant{" "}
         <span class="mono">{owner.tenantId}</span>
       </h3>
-      <PageMessages error={error} />
+      <PageMessages error={error} notice={notice} />
+      <button type="button" class="danger" onClick={() => void forget()}>
+        Forget this user
+      </button>
       {!memory && !error && <p class="note">Loading…</p>}
       {memory && (
         <>
           <h4>Scopes, sessions and short-term memory</h4>
-          <MemoryScopes scopes={memory.scopes} />
+          <MemoryScopes scopes={memory.scopes} onForget={(agentId) => void forget(agentId)} />
           <h4>Dialogue chains</h4>
           <MemoryChains chains={memory.chains} />
         </>

@@ -4,13 +4,19 @@ import type { Chain, MemoryScope } from "./memory-api";
 const agentName = (agentId: string) => agentId || "(no agent)";
 
 /** Each agent the user talks to: its sessions and the STM window, newest first. */
-export function MemoryScopes(props: { scopes: MemoryScope[] }) {
+export function MemoryScopes(props: {
+  scopes: MemoryScope[];
+  onForget: (agentId: string) => void;
+}) {
   if (props.scopes.length === 0) return <p class="note">No sessions for this user.</p>;
   return (
     <div class="cards">
       {props.scopes.map((scope) => (
         <article key={scope.agent_id} class="card" data-scope={scope.agent_id}>
           <h4>Agent {agentName(scope.agent_id)}</h4>
+          <button type="button" class="danger" onClick={() => props.onForget(scope.agent_id)}>
+            Forget this agent's memory
+          </button>
           <details>
             <summary>
               {scope.sessions.length} session{scope.sessions.length === 1 ? "" : "s"}

@@ -39,6 +39,7 @@ import { createChainCheckWorker } from "./pipeline/chain-check-worker.js";
 import { createPromoter } from "./pipeline/promoter.js";
 import { reembedChains } from "./pipeline/reembed.js";
 import { createRetrieval } from "./retrieval/retrieval.js";
+import { createForget } from "./service/forget.js";
 import { createMemoryService } from "./service/memory-service.js";
 import { registerOperatorRoutes } from "./service/operator-routes.js";
 import { createStmWindow } from "./service/stm-window.js";
@@ -241,6 +242,15 @@ export async function startMemoryService(
       lexical: createLexicalSearch(sql),
       mode: config.MEMORY_SEARCH_MODE,
     });
+    const forget = createForget({
+      sql,
+      worker,
+      vectorSearch,
+      window,
+      recentPages,
+      blobStore,
+      logger,
+    });
     const implementation = createMemoryService({
       sql,
       cache,
@@ -253,6 +263,7 @@ export async function startMemoryService(
       recentPages,
       retrieval,
       promoter,
+      forget,
       logger,
     });
     const host = createServiceHost({
@@ -280,6 +291,7 @@ export async function startMemoryService(
           retrieval,
           embedder,
           stmWindowSize: config.MEMORY_STM_CACHE_SIZE,
+          forget,
         }),
     });
     const urls = await host.start();

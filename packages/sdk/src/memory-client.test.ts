@@ -22,6 +22,8 @@ describe("memory client", () => {
           return sendJson(response, 200, {
             results: [{ content: "Paris", similarity_score: 0.9 }],
           });
+        case "POST /api/v1/sessions/s1/forget":
+          return sendJson(response, 200, { success: true, erasure_id: "x1", events_erased: 2 });
         case "GET /api/v1/health":
           return sendJson(response, 200, { status: "healthy", dependencies: {} });
         case "POST /api/v1/admin/analytics/trigger":
@@ -61,6 +63,8 @@ describe("memory client", () => {
     );
     const results = await client.search(session_id, { query: "capital", limit: 3 });
     assert.equal(results[0].content, "Paris");
+    assert.equal((await client.forget(session_id, { scope: "user" })).events_erased, 2);
+    assert.deepEqual(JSON.parse(memory.requests.at(-1)?.body.toString() ?? ""), { scope: "user" });
     assert.equal((await client.health()).status, "healthy");
     assert.equal((await client.triggerGraphAnalytics()).success, true);
   });

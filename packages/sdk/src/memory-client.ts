@@ -5,6 +5,8 @@ import type {
   CreateSessionInput,
   CreateSessionResult,
   EventInput,
+  ForgetInput,
+  ForgetResult,
   InteractionInput,
   MemoryContext,
   MemoryHealth,
@@ -39,6 +41,8 @@ export interface MemoryClient {
   ): Promise<StoreEventResult>;
   getContext(sessionId: string, query?: ContextQuery): Promise<MemoryContext>;
   search(sessionId: string, input: SearchInput): Promise<SearchResult[]>;
+  /** Erases the given events, or the session's agent or user scope, and all derived from it. */
+  forget(sessionId: string, input: ForgetInput): Promise<ForgetResult>;
   health(): Promise<MemoryHealth>;
   triggerGraphAnalytics(): Promise<AnalyticsTriggerResult>;
 }
@@ -72,6 +76,7 @@ export function createMemoryClient(options: MemoryClientOptions): MemoryClient {
       );
       return result.results ?? [];
     },
+    forget: (id, input) => http.json("POST", session(id, "/forget"), { body: input }),
     health: () => http.json("GET", "api/v1/health"),
     triggerGraphAnalytics: () => http.json("POST", "api/v1/admin/analytics/trigger", { body: {} }),
   };

@@ -112,3 +112,20 @@ export interface AnalyticsTriggerResult {
   success: boolean;
   message: string;
 }
+
+/** What Forget erases: exactly one of given events or a whole scope of the session's user. */
+export type ForgetInput =
+  | { event_ids: string[]; scope?: never }
+  /** `agent`: the session's user with the session's agent; `user`: across all agents. */
+  | { scope: "agent" | "user"; event_ids?: never };
+
+export interface ForgetResult {
+  success: boolean;
+  /** The audit record of the erasure. */
+  erasure_id: string;
+  events_erased: number;
+  chains_erased: number;
+  chains_rebuilt: number;
+  entities_erased: number;
+  payloads_erased: number;
+}

@@ -27,6 +27,16 @@ def test_every_memory_route_and_the_services_own_errors(services) -> None:
         with pytest.raises(AtriumError) as invalid:
             memory.store_event(session["session_id"], "gossip")
         assert invalid.value.status == 400
+        thought = memory.store_event(session["session_id"], "thought", content="erase me")
+        erased = memory.forget(session["session_id"], event_ids=[thought["event_id"]])
+        assert erased["success"] and erased["events_erased"] == 1 and erased["erasure_id"]
+        assert memory.forget(session["session_id"], scope="agent")["events_erased"] == 3
+        assert memory.get_context(session["session_id"], limit=10)["stm_events"] == []
+        with pytest.raises(AtriumError) as refused:
+            memory.forget(session["session_id"], event_ids=["not-an-id"])
+        assert refused.value.status == 400
+        with pytest.raises(ValueError):
+            memory.forget(session["session_id"])
 
 
 def test_async_memory_client(services) -> None:
@@ -40,6 +50,7 @@ def test_async_memory_client(services) -> None:
             assert isinstance(await memory.search(session["session_id"], "hello", limit=3), list)
             assert (await memory.health())["status"] in ("healthy", "degraded")
             assert isinstance((await memory.trigger_graph_analytics())["success"], bool)
+            assert (await memory.forget(session["session_id"], scope="user"))["events_erased"] == 3
             with pytest.raises(AtriumError):
                 await memory.get_context("no-such-session")
 

@@ -117,6 +117,10 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
     forward(reply, memory, "POST", "/api/v1/operator/search", request.body),
   );
 
+  app.post("/v1/operator/memory/forget", (request, reply) =>
+    forward(reply, memory, "POST", "/api/v1/operator/forget", request.body),
+  );
+
   async function forward(
     reply: FastifyReply,
     service: OperatorService,

@@ -82,7 +82,35 @@ const contextOutput = {
   ),
 };
 
-/** remember, recall and context: the user's memory, always in the scope of the caller's key. */
+const forgetInput = {
+  scope: z
+    .enum(["agent", "user"])
+    .optional()
+    .describe(
+      "agent: everything the user discussed with this agent; user: everything about the user, with every agent.",
+    ),
+  event_ids: z
+    .array(z.string().trim().min(1))
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("Only these stored events (ids from recall results whose source_type is message)."),
+};
+
+const forgetOutput = {
+  forgotten: z.boolean(),
+  erasure_id: z.string(),
+  events_erased: z.number(),
+  chains_erased: z.number(),
+  chains_rebuilt: z.number(),
+  entities_erased: z.number(),
+  payloads_erased: z.number(),
+};
+
+/**
+ * remember, recall, context and forget: the user's memory, always in the scope of the caller's
+ * key.
+ */
 export function registerMemoryTools(server: McpServer): void {
   server.registerTool(
     "remember",
@@ -140,8 +168,8 @@ export function registerMemoryTools(server: McpServer): void {
         "with any of their agents. Call it before answering when earlier conversations may matter " +
         "(preferences, past decisions, people, projects). Returns {results: [{content, " +
         "similarity_score, source_type, source_id, timestamp}]}, best first; content is a summary " +
-        "of a past conversation or a fact. An empty list means nothing relevant is stored. New " +
-        "memories become searchable a few seconds after remember.",
+        "of a past conversation or a fact. An empty list means nothing relevant is stored. A " +
+        "memory is searchable as soon as remember returns.",
       inputSchema: recallInput,
       outputSchema: recallOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -191,6 +219,38 @@ export function registerMemoryTools(server: McpServer): void {
             timestamp,
           })),
         });
+      });
+    },
+  );
+
+  server.registerTool(
+    "forget",
+    {
+      title: "Forget",
+      description:
+        "Erase memories for good, when the user asks you to forget something. Pass scope agent " +
+        "(everything the user discussed with you), scope user (everything about the user, with " +
+        "every agent), or event_ids (single stored messages, from recall results whose " +
+        "source_type is message). Nothing erased can be recalled afterwards, by any agent. " +
+        "Confirm with the user before erasing a whole scope. Returns {forgotten: true, " +
+        "erasure_id, events_erased, chains_erased, chains_rebuilt, entities_erased, payloads_erased}.",
+      inputSchema: forgetInput,
+      outputSchema: forgetOutput,
+      annotations: { destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+    (args, extra) => {
+      const { scope, memory, sessions, onError } = contextOf(extra);
+      return guarded("forget", onError, async () => {
+        if ((args.scope === undefined) === (args.event_ids === undefined)) {
+          throw new McpToolError("forget needs exactly one of scope or event_ids.");
+        }
+        const input = args.scope
+          ? { scope: args.scope }
+          : { event_ids: args.event_ids as string[] };
+        const { success, ...counts } = await sessions.withSession(scope, (id) =>
+          memory.forget(id, input),
+        );
+        return toolResult({ forgotten: success, ...counts });
       });
     },
   );

@@ -63,6 +63,11 @@ interface ChainChange {
   promote?: ChainAnalysis;
 }
 
+/** A chain check's write found events erased since it read them. */
+class ErasedMeanwhile extends Error {}
+/** Erasures one chain check gives way to before it fails (and is retried by the next sweep). */
+const MAX_ERASURE_RETRIES = 5;
+
 const speaker = (e: StmEvent) => (e.role === "user" ? "User" : "Agent");
 
 /** Chain metadata: the events' own keys, the newest value winning, without provenance noise. */
@@ -220,6 +225,17 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
 
   async function write(changes: ChainChange[], doneIds: string[]) {
     await sql.transaction(async (tx) => {
+      // An erasure that ran since the events were read leaves fewer of them: the batch is read
+      // again, so that no chain is written from erased text. The share locks make an erasure
+      // that starts now wait for this write and then rewrite what it wrote.
+      const eventIds = [...new Set(changes.flatMap((c) => c.save.eventIds))];
+      if (eventIds.length > 0) {
+        const { rows } = await tx.query(
+          "SELECT id FROM memory_events WHERE id = ANY($1::uuid[]) FOR SHARE",
+          [eventIds],
+        );
+        if (rows.length < eventIds.length) throw new ErasedMeanwhile();
+      }
       for (const { save, remove, promote } of changes) {
         if (remove) await chainStore.remove(tx, remove);
         await chainStore.save(tx, save);
@@ -294,7 +310,53 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
      */
     async processScope(scope: Scope): Promise<void> {
       const deadline = performance.now() + jobBudgetMs;
-      while ((await processBatch(scope, deadline)) && performance.now() < deadline) {}
+      for (let erasures = 0; ; ) {
+        try {
+          if (!(await processBatch(scope, deadline)) || performance.now() >= deadline) return;
+        } catch (error) {
+          if (!(error instanceof ErasedMeanwhile) || ++erasures > MAX_ERASURE_RETRIES) throw error;
+        }
+      }
+    },
+
+    /**
+     * A chain recomputed from the events that remain of it after an erasure, as if the erased
+     * ones had never been stored: text, metadata, summary, topic, analysis and vectors.
+     */
+    async rebuild(chain: ChainRecord, remaining: StmEvent[]): Promise<ChainRecord> {
+      const first = remaining[0].timestamp;
+      const rebuilt: ChainRecord = {
+        ...chain,
+        content: "",
+        eventIds: [],
+        metadata: {},
+        userVectorSum: null,
+        firstEventAt: first,
+        lastEventAt: first,
+      };
+      for (const event of remaining) {
+        const userVector =
+          event.role === "user" ? await embedOne(embedder, event.content) : undefined;
+        append(rebuilt, event, userVector);
+      }
+      if (chain.status === "open") {
+        await refreshOpen(rebuilt);
+        return rebuilt;
+      }
+      const analysis = await analyser.analyse(rebuilt.content);
+      Object.assign(rebuilt, {
+        summary: analysis.summary,
+        topic: analysis.topic,
+        importance: analysis.importance,
+        density: analysis.density,
+        entities: analysis.entities,
+        relations: analysis.relations,
+        analysisMethod: analysis.method,
+        quality: qualityOf(rebuilt.content),
+        embedding: await embedOne(embedder, rebuilt.content.slice(-EMBED_CHARS)),
+        embeddingModel: embedder.model,
+      });
+      return rebuilt;
     },
 
     /** Closes open chains that went quiet, so they can be merged, promoted and archived. */

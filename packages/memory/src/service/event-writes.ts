@@ -42,7 +42,11 @@ export function createEventWrites({ sql, events, window, chainChecks }: EventWri
       { tenantId: session.tenantId, operation, key },
       async (tx) => {
         const stored = await events.insertAllIn(tx, inputs);
-        return { response: respond(stored), extra: stored };
+        return {
+          response: respond(stored),
+          extra: stored,
+          eventIds: stored.map((s) => s.event.id),
+        };
       },
     );
     return { response, stored: extra };

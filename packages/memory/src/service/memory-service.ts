@@ -29,6 +29,7 @@ import { createChainAccess } from "./chain-access.js";
 import { buildContext, createContextMemo, type DialoguePageMessage } from "./context-cache.js";
 import { createEntityFacts } from "./entity-facts.js";
 import { createEventWrites } from "./event-writes.js";
+import type { Forget } from "./forget.js";
 import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
 import { toDialoguePage, toPendingPage } from "./proto-messages.js";
 import { createSessionAccess } from "./session-access.js";
@@ -49,11 +50,16 @@ export interface MemoryServiceDeps {
   retrieval: Retrieval;
   /** Absent: TriggerGraphAnalytics answers Internal. */
   promoter?: Promoter;
+  /** Absent: Forget answers Internal. */
+  forget?: Forget;
   logger: Logger;
   now?: () => Date;
 }
 
 const DEFAULT_CONTEXT_LIMIT = 10;
+const MAX_FORGET_EVENTS = 1000;
+const FORGET_SCOPES = ["agent", "user"] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CONTEXT_LIMIT = 1000;
 const RELEVANT_PAGES = 5;
 
@@ -247,6 +253,48 @@ export function createMemoryService(
       // Heat bookkeeping reads the pages' chains: off the request path, like the write.
       chainAccess.touchIds(recalledChainIds);
       return { results };
+    },
+
+    async forget(request, context) {
+      const eventIds = request.eventIds.map((id) => id.trim());
+      if (eventIds.length > 0 && request.scope) {
+        throw invalidArgument("send either event_ids or scope, not both");
+      }
+      if (eventIds.length === 0 && !request.scope) {
+        throw invalidArgument("event_ids or scope is required: the events, or agent or user");
+      }
+      if (eventIds.length > MAX_FORGET_EVENTS) {
+        throw invalidArgument(`event_ids: at most ${MAX_FORGET_EVENTS} per call`);
+      }
+      eventIds.forEach((id, i) => {
+        if (!UUID.test(id))
+          throw invalidArgument(`event_ids[${i}] ${JSON.stringify(id)} is not an event id`);
+      });
+      const kind = request.scope ? oneOf("scope", request.scope, FORGET_SCOPES) : "events";
+      const session = await resolveSession(request.sessionId, context);
+      if (!deps.forget) throw internal("forgetting is not configured");
+      const owner = { tenantId: session.tenantId, userId: session.userId };
+      const identity = context.values.get(identityKey);
+      const { id, counts } = await deps.forget({
+        target:
+          kind === "events"
+            ? { kind, ...owner, eventIds }
+            : kind === "agent"
+              ? { kind, ...owner, agentId: session.agentId }
+              : { kind, ...owner },
+        requestedBy: identity
+          ? `jwt:${[identity.tenantId, identity.userId, identity.agentId ?? ""].join("/")}`
+          : `session:${session.id}`,
+      });
+      return {
+        success: true,
+        erasureId: id,
+        eventsErased: counts.eventsErased,
+        chainsErased: counts.chainsErased,
+        chainsRebuilt: counts.chainsRebuilt,
+        entitiesErased: counts.entitiesErased,
+        payloadsErased: counts.payloadsErased,
+      };
     },
 
     analyzeTopics: planned("AnalyzeTopics"),

@@ -17,6 +17,7 @@ import { graphStore } from "../store/graph.js";
 import { turnStore } from "../store/turns.js";
 import { userStore } from "../store/users.js";
 import { createEntityFacts } from "./entity-facts.js";
+import type { Forget } from "./forget.js";
 import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
 
 export interface OperatorRoutesOptions {
@@ -26,6 +27,8 @@ export interface OperatorRoutesOptions {
   embedder: Embedder;
   /** Events shown per scope: the STM window's size (MEMORY_STM_CACHE_SIZE). */
   stmWindowSize: number;
+  /** Absent: the erasure route answers 404. */
+  forget?: Forget;
   now?: () => Date;
 }
 
@@ -196,6 +199,38 @@ export async function registerOperatorRoutes(
         facts,
       };
     });
+
+    const forget = options.forget;
+    if (forget) {
+      // The console's erasure: a user across agents, or one agent of a user (agent_id given,
+      // "" for the sessions that named none).
+      operator.post(`${prefix}/forget`, async (request) => {
+        const body = (request.body ?? {}) as Fields;
+        if (typeof body !== "object" || Array.isArray(body)) {
+          throw invalidArgument("the request body must be a JSON object");
+        }
+        const user = owner(body);
+        const agentId = body.agent_id;
+        if (agentId !== undefined && typeof agentId !== "string") {
+          throw invalidArgument("agent_id must be a single string");
+        }
+        const { id, counts } = await forget({
+          target:
+            agentId === undefined
+              ? { kind: "user", ...user }
+              : { kind: "agent", ...user, agentId: agentId.trim() },
+          requestedBy: "operator",
+        });
+        return {
+          erasure_id: id,
+          events_erased: counts.eventsErased,
+          chains_erased: counts.chainsErased,
+          chains_rebuilt: counts.chainsRebuilt,
+          entities_erased: counts.entitiesErased,
+          payloads_erased: counts.payloadsErased,
+        };
+      });
+    }
 
     operator.post(`${prefix}/search`, async (request) => {
       const body = (request.body ?? {}) as Fields;

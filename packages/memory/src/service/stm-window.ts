@@ -121,6 +121,21 @@ export function createStmWindow(options: StmWindowOptions) {
   return {
     append,
 
+    /**
+     * Drops the scopes' cached windows, after a commit that erased events: every instance
+     * rebuilds them from the database. A failure throws, the keys left to be dropped first.
+     */
+    async drop(scopes: Scope[]): Promise<void> {
+      const keys = scopes.flatMap((scope) => [listKey(scope), warmKey(scope)]);
+      if (keys.length === 0) return;
+      try {
+        await cache.del(...keys);
+      } catch (error) {
+        for (const key of keys) stale.add(key);
+        throw error;
+      }
+    },
+
     /** Call when the cache is reachable again; a failure leaves the keys for the next use. */
     dropStale: () => dropStale().catch((error) => report(error, "drop stale")),
 

@@ -108,12 +108,13 @@ export const graphStore = {
     if (edges.size === 0) return;
     const list = [...edges.values()];
     await db.query(
-      `INSERT INTO memory_edges (tenant_id, user_id, source_id, target_id, relation, confidence, weight)
-       SELECT $1, $2, u.s, u.t, u.relation, u.confidence, 1
+      `INSERT INTO memory_edges (tenant_id, user_id, source_id, target_id, relation, confidence, weight, source_chain_ids)
+       SELECT $1, $2, u.s, u.t, u.relation, u.confidence, 1, ARRAY[$7::uuid]
        FROM unnest($3::uuid[], $4::uuid[], $5::text[], $6::float8[]) AS u(s, t, relation, confidence)
        ON CONFLICT (source_id, relation, target_id) DO UPDATE SET
          confidence = (memory_edges.confidence + EXCLUDED.confidence) / 2,
          weight = memory_edges.weight + EXCLUDED.weight,
+         source_chain_ids = (SELECT array_agg(DISTINCT x) FROM unnest(memory_edges.source_chain_ids || EXCLUDED.source_chain_ids) AS x),
          updated_at = now()`,
       [
         owner.tenantId,
@@ -122,6 +123,7 @@ export const graphStore = {
         list.map((e) => e.t),
         list.map((e) => e.relation),
         list.map((e) => e.confidence),
+        chainId,
       ],
     );
   },

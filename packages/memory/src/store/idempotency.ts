@@ -35,7 +35,11 @@ export function createIdempotencyStore(sql: Sql) {
   return {
     async once<Response, Extra>(
       scope: IdempotencyScope,
-      write: (tx: SqlExecutor) => Promise<{ response: Response; extra: Extra }>,
+      write: (tx: SqlExecutor) => Promise<{
+        response: Response;
+        extra: Extra /** Erasing one forgets the key. */;
+        eventIds?: string[];
+      }>,
     ): Promise<{ response: Response; extra?: Extra }> {
       const params = [scope.tenantId, scope.operation, scope.key];
       return sql.transaction(async (tx) => {
@@ -53,9 +57,9 @@ export function createIdempotencyStore(sql: Sql) {
         }
         const result = await write(tx);
         await tx.query(
-          `UPDATE memory_idempotency SET response = $4::jsonb
+          `UPDATE memory_idempotency SET response = $4::jsonb, event_ids = $5::uuid[]
            WHERE tenant_id = $1 AND operation = $2 AND key = $3`,
-          [...params, JSON.stringify(result.response)],
+          [...params, JSON.stringify(result.response), result.eventIds ?? []],
         );
         return result;
       });

@@ -11,6 +11,7 @@ from ._transport import AsyncTransport, SyncTransport
 from .types import (
     AnalyticsTriggerResult,
     CreateSessionResult,
+    ForgetResult,
     MemoryContext,
     MemoryHealth,
     SearchResult,
@@ -61,6 +62,13 @@ class _Calls:
     @staticmethod
     def search(session_id: str, body: Dict[str, Any]) -> Call:
         return Call("POST", _session(session_id, "/context/search"), body=body, unwrap="results")
+
+    @staticmethod
+    def forget(session_id: str, event_ids: Optional[List[str]], scope: Optional[str]) -> Call:
+        if (event_ids is None) == (scope is None):
+            raise ValueError("forget needs exactly one of event_ids or scope ('agent' or 'user')")
+        return Call("POST", _session(session_id, "/forget"),
+                    body=_body(event_ids=event_ids, scope=scope))
 
 
 def _idempotency(key: Optional[str]) -> Dict[str, str]:
@@ -124,6 +132,11 @@ class MemoryClient:
         return self._t.send(_Calls.search(session_id, _body(
             query=query, limit=limit, similarity_threshold=similarity_threshold, filter=filter)))
 
+    def forget(self, session_id: str, *, event_ids: Optional[List[str]] = None,
+               scope: Optional[str] = None) -> ForgetResult:
+        """Erases the given events, or the session's ``"agent"`` or ``"user"`` scope, for good."""
+        return self._t.send(_Calls.forget(session_id, event_ids, scope))
+
     def health(self) -> MemoryHealth:
         return self._t.send(_HEALTH)
 
@@ -178,6 +191,10 @@ class AsyncMemoryClient:
                      filter: Optional[Dict[str, str]] = None) -> List[SearchResult]:
         return await self._t.send(_Calls.search(session_id, _body(
             query=query, limit=limit, similarity_threshold=similarity_threshold, filter=filter)))
+
+    async def forget(self, session_id: str, *, event_ids: Optional[List[str]] = None,
+                     scope: Optional[str] = None) -> ForgetResult:
+        return await self._t.send(_Calls.forget(session_id, event_ids, scope))
 
     async def health(self) -> MemoryHealth:
         return await self._t.send(_HEALTH)

@@ -198,6 +198,18 @@ class AnalyticsTriggerResult(TypedDict):
     message: str
 
 
+class ForgetResult(TypedDict):
+    """What Forget erased; ``erasure_id`` names its audit record."""
+
+    success: bool
+    erasure_id: str
+    events_erased: int
+    chains_erased: int
+    chains_rebuilt: int
+    entities_erased: int
+    payloads_erased: int
+
+
 class ChatResponse(TypedDict, total=False):
     workflow_id: str
     step_id: str

@@ -188,6 +188,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sessions/{session_id}/forget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Forget
+         * @description Erases memory for good: the given events, or every event of the session's agent or of its
+         *     user across agents, with everything derived from them (chains, search statistics, vectors,
+         *     graph facts, payloads, idempotency records). Audited; answers once nothing of it is readable.
+         */
+        post: operations["MemoryService_Forget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/health": {
         parameters: {
             query?: never;
@@ -266,6 +288,30 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
+        };
+        "memory.v1.ForgetResponse": {
+            success: boolean;
+            /** @description The audit record of this erasure. */
+            erasure_id: string;
+            /** Format: int32 */
+            events_erased: number;
+            /**
+             * Format: int32
+             * @description Dialogue chains removed because none of their events remained.
+             */
+            chains_erased: number;
+            /**
+             * Format: int32
+             * @description Dialogue chains recomputed from the events that remained.
+             */
+            chains_rebuilt: number;
+            /**
+             * Format: int32
+             * @description Graph entities removed because they rested only on erased events.
+             */
+            entities_erased: number;
+            /** Format: int32 */
+            payloads_erased: number;
         };
         "memory.v1.GetContextResponse": {
             stm_events: components["schemas"]["memory.v1.STMEvent"][];
@@ -885,6 +931,57 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["Unavailable"];
+            /** @description Any other error (500 Internal), with the HTTP status its gRPC code maps to. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    MemoryService_Forget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Events of the session's user to erase (event ids as StoreEvent returns them); ids that name
+                     *     no such event are skipped. Exactly one of event_ids and scope.
+                     */
+                    event_ids?: string[];
+                    /**
+                     * @description Instead of event_ids: `agent` erases the session's (user, agent) scope, `user` the session's
+                     *     user across all agents.
+                     */
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["memory.v1.ForgetResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["Unavailable"];
             /** @description Any other error (500 Internal), with the HTTP status its gRPC code maps to. */
             default: {
