@@ -4,7 +4,11 @@
  * the text kept and later sent as a `Location` header still carries them.
  */
 export function hasControlCharacter(returnUrl: string): boolean {
-  return /[\u0000-\u001f\u007f]/.test(returnUrl);
+  for (let i = 0; i < returnUrl.length; i++) {
+    const code = returnUrl.charCodeAt(i);
+    if (code < 0x20 || code === 0x7f) return true;
+  }
+  return false;
 }
 
 /**
