@@ -386,6 +386,24 @@ export interface components {
             source_id: string;
             /** Format: date-time */
             timestamp?: string;
+            /**
+             * @description The turns content quotes, whole and oldest first: those that matched and, before an agent
+             *     reply, the user turn it answers. Empty for entity facts.
+             */
+            turns: components["schemas"]["memory.v1.SearchResultTurn"][];
+        };
+        /** @description One turn a search result quotes, as a program reads it. */
+        "memory.v1.SearchResultTurn": {
+            /** @description user or agent. */
+            role: string;
+            /** @description The whole turn as stored (content may quote only the sentences that matched). */
+            text: string;
+            /** Format: date-time */
+            timestamp?: string;
+            event_id: string;
+            session_id: string;
+            /** @description The dialogue page the turn is in; empty until its chain check has run. */
+            chain_id: string;
         };
         "memory.v1.Segment": {
             content: string;

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file memory/v1/memory.proto.
  */
 export const file_memory_v1_memory: GenFile = /*@__PURE__*/
-  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEi8wEKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKCG1ldGFkYXRhGAUgAygLMiAubWVtb3J5LnYxLlNlc3Npb24uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi9gEKCFNUTUV2ZW50EgwKBHJvbGUYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjb250ZW50GAMgASgJEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoIbWV0YWRhdGEYBSADKAsyIS5tZW1vcnkudjEuU1RNRXZlbnQuTWV0YWRhdGFFbnRyeRIQCghibG9iX3VyaRgGIAEoCRIWCg5ibG9iX21pbWVfdHlwZRgHIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi+gEKDERpYWxvZ3VlUGFnZRIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg8KB3N1bW1hcnkYBCABKAkSLQoJdGltZXN0YW1wGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgllbWJlZGRpbmcYBiADKAISNwoIbWV0YWRhdGEYByADKAsyJS5tZW1vcnkudjEuRGlhbG9ndWVQYWdlLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIpABCgxTZWFyY2hSZXN1bHQSDwoHY29udGVudBgBIAEoCRIYChBzaW1pbGFyaXR5X3Njb3JlGAIgASgBEhMKC3NvdXJjZV90eXBlGAMgASgJEhEKCXNvdXJjZV9pZBgEIAEoCRItCgl0aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlwKC0hlYXRGYWN0b3JzEhIKCmltcG9ydGFuY2UYASABKAESDwoHZGVuc2l0eRgCIAEoARIPCgdyZWNlbmN5GAMgASgBEhcKD3JlY2FsbF9zdHJlbmd0aBgEIAEoASKfAQoHU2VnbWVudBIPCgdjb250ZW50GAEgASgJEg4KBnRvcGljcxgCIAMoCRIsCgxoZWF0X2ZhY3RvcnMYAyABKAsyFi5tZW1vcnkudjEuSGVhdEZhY3RvcnMSFQoNcXVhbGl0eV9zY29yZRgEIAEoARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ4CgxUb3BpY1N1bW1hcnkSDQoFdG9waWMYASABKAkSEgoKY29uZmlkZW5jZRgCIAEoARIRCglmcmVxdWVuY3kYAyABKAUSMgoObGFzdF9tZW50aW9uZWQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIp0BCgtIZWF0TWV0cmljcxIUCgxvdmVyYWxsX2hlYXQYASABKAESKQoJYnJlYWtkb3duGAIgASgLMhYubWVtb3J5LnYxLkhlYXRGYWN0b3JzEhoKEnRvdGFsX2ludGVyYWN0aW9ucxgDIAEoBRIxCg1sYXN0X2FjdGl2aXR5GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKgAQoLVXNlclBlcnNvbmESDwoHc3VtbWFyeRgBIAEoCRIOCgZ0cmFpdHMYAiADKAkSPAoLcHJlZmVyZW5jZXMYAyADKAsyJy5tZW1vcnkudjEuVXNlclBlcnNvbmEuUHJlZmVyZW5jZXNFbnRyeRoyChBQcmVmZXJlbmNlc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiLgoLTFRQTUNvbnRleHQSDgoGc3RhdHVzGAEgASgJEg8KB21lc3NhZ2UYAiABKAkivgEKFENyZWF0ZVNlc3Npb25SZXF1ZXN0EhEKCXRlbmFudF9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEhAKCGFnZW50X2lkGAMgASgJEj8KCG1ldGFkYXRhGAQgAygLMi0ubWVtb3J5LnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0Lk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlsKFUNyZWF0ZVNlc3Npb25SZXNwb25zZRISCgpzZXNzaW9uX2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIicKEUdldFNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiKgoURGVsZXRlU2Vzc2lvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIoChVEZWxldGVTZXNzaW9uUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCCL/AQoXU3RvcmVJbnRlcmFjdGlvblJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIUCgx1c2VyX21lc3NhZ2UYAiABKAkSFgoOYWdlbnRfcmVzcG9uc2UYAyABKAkSQgoIbWV0YWRhdGEYBCADKAsyMC5tZW1vcnkudjEuU3RvcmVJbnRlcmFjdGlvblJlcXVlc3QuTWV0YWRhdGFFbnRyeRItCgl0aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJDChhTdG9yZUludGVyYWN0aW9uUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIWCg5pbnRlcmFjdGlvbl9pZBgCIAEoCSKWAgoRU3RvcmVFdmVudFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIMCgRyb2xlGAIgASgJEgwKBHR5cGUYAyABKAkSDwoHY29udGVudBgEIAEoCRI8CghtZXRhZGF0YRgFIAMoCzIqLm1lbW9yeS52MS5TdG9yZUV2ZW50UmVxdWVzdC5NZXRhZGF0YUVudHJ5Ei0KCXRpbWVzdGFtcBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcGF5bG9hZBgHIAEoDBIRCgltaW1lX3R5cGUYCCABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIjcKElN0b3JlRXZlbnRSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEhAKCGV2ZW50X2lkGAIgASgJIm4KEUdldENvbnRleHRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEgoFbGltaXQYAiABKAVIAIgBARINCgVxdWVyeRgDIAEoCRIYChBpbmNsdWRlX3NlZ21lbnRzGAQgASgIQggKBl9saW1pdCLoAQoSR2V0Q29udGV4dFJlc3BvbnNlEicKCnN0bV9ldmVudHMYASADKAsyEy5tZW1vcnkudjEuU1RNRXZlbnQSLwoOcmVsZXZhbnRfcGFnZXMYAiADKAsyFy5tZW1vcnkudjEuRGlhbG9ndWVQYWdlEiQKCHNlZ21lbnRzGAMgAygLMhIubWVtb3J5LnYxLlNlZ21lbnQSLAoMdXNlcl9wZXJzb25hGAQgASgLMhYubWVtb3J5LnYxLlVzZXJQZXJzb25hEiQKBGx0cG0YBSABKAsyFi5tZW1vcnkudjEuTFRQTUNvbnRleHQi/QEKE1NlYXJjaE1lbW9yeVJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRINCgVxdWVyeRgCIAEoCRISCgVsaW1pdBgDIAEoBUgAiAEBEiEKFHNpbWlsYXJpdHlfdGhyZXNob2xkGAQgASgBSAGIAQESOgoGZmlsdGVyGAUgAygLMioubWVtb3J5LnYxLlNlYXJjaE1lbW9yeVJlcXVlc3QuRmlsdGVyRW50cnkaLQoLRmlsdGVyRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4AUIICgZfbGltaXRCFwoVX3NpbWlsYXJpdHlfdGhyZXNob2xkIkAKFFNlYXJjaE1lbW9yeVJlc3BvbnNlEigKB3Jlc3VsdHMYASADKAsyFy5tZW1vcnkudjEuU2VhcmNoUmVzdWx0IkUKDUZvcmdldFJlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCRIRCglldmVudF9pZHMYAiADKAkSDQoFc2NvcGUYAyABKAkirQEKDkZvcmdldFJlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSEgoKZXJhc3VyZV9pZBgCIAEoCRIVCg1ldmVudHNfZXJhc2VkGAMgASgFEhUKDWNoYWluc19lcmFzZWQYBCABKAUSFgoOY2hhaW5zX3JlYnVpbHQYBSABKAUSFwoPZW50aXRpZXNfZXJhc2VkGAYgASgFEhcKD3BheWxvYWRzX2VyYXNlZBgHIAEoBSIqChRBbmFseXplVG9waWNzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIkAKFUFuYWx5emVUb3BpY3NSZXNwb25zZRInCgZ0b3BpY3MYASADKAsyFy5tZW1vcnkudjEuVG9waWNTdW1tYXJ5IisKFUdldEhlYXRNZXRyaWNzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIigKEkdldFNlZ21lbnRzUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIjsKE0dldFNlZ21lbnRzUmVzcG9uc2USJAoIc2VnbWVudHMYASADKAsyEi5tZW1vcnkudjEuU2VnbWVudCIUChJIZWFsdGhDaGVja1JlcXVlc3Qi0QEKE0hlYWx0aENoZWNrUmVzcG9uc2USDgoGc3RhdHVzGAEgASgJEkYKDGRlcGVuZGVuY2llcxgCIAMoCzIwLm1lbW9yeS52MS5IZWFsdGhDaGVja1Jlc3BvbnNlLkRlcGVuZGVuY2llc0VudHJ5Ei0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAaMwoRRGVwZW5kZW5jaWVzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIeChxUcmlnZ2VyR3JhcGhBbmFseXRpY3NSZXF1ZXN0IkEKHVRyaWdnZXJHcmFwaEFuYWx5dGljc1Jlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSDwoHbWVzc2FnZRgCIAEoCTLyDAoNTWVtb3J5U2VydmljZRJvCg1DcmVhdGVTZXNzaW9uEh8ubWVtb3J5LnYxLkNyZWF0ZVNlc3Npb25SZXF1ZXN0GiAubWVtb3J5LnYxLkNyZWF0ZVNlc3Npb25SZXNwb25zZSIbgtPkkwIVOgEqIhAvYXBpL3YxL3Nlc3Npb25zEmUKCkdldFNlc3Npb24SHC5tZW1vcnkudjEuR2V0U2Vzc2lvblJlcXVlc3QaEi5tZW1vcnkudjEuU2Vzc2lvbiIlgtPkkwIfEh0vYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfRJ5Cg1EZWxldGVTZXNzaW9uEh8ubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25SZXF1ZXN0GiAubWVtb3J5LnYxLkRlbGV0ZVNlc3Npb25SZXNwb25zZSIlgtPkkwIfKh0vYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfRKSAQoQU3RvcmVJbnRlcmFjdGlvbhIiLm1lbW9yeS52MS5TdG9yZUludGVyYWN0aW9uUmVxdWVzdBojLm1lbW9yeS52MS5TdG9yZUludGVyYWN0aW9uUmVzcG9uc2UiNYLT5JMCLzoBKiIqL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0vaW50ZXJhY3Rpb25zEnoKClN0b3JlRXZlbnQSHC5tZW1vcnkudjEuU3RvcmVFdmVudFJlcXVlc3QaHS5tZW1vcnkudjEuU3RvcmVFdmVudFJlc3BvbnNlIi+C0+STAik6ASoiJC9hcGkvdjEvc2Vzc2lvbnMve3Nlc3Npb25faWR9L2V2ZW50cxJ4CgpHZXRDb250ZXh0EhwubWVtb3J5LnYxLkdldENvbnRleHRSZXF1ZXN0Gh0ubWVtb3J5LnYxLkdldENvbnRleHRSZXNwb25zZSItgtPkkwInEiUvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9jb250ZXh0EogBCgxTZWFyY2hNZW1vcnkSHi5tZW1vcnkudjEuU2VhcmNoTWVtb3J5UmVxdWVzdBofLm1lbW9yeS52MS5TZWFyY2hNZW1vcnlSZXNwb25zZSI3gtPkkwIxOgEqIiwvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9jb250ZXh0L3NlYXJjaBKJAQoNQW5hbHl6ZVRvcGljcxIfLm1lbW9yeS52MS5BbmFseXplVG9waWNzUmVxdWVzdBogLm1lbW9yeS52MS5BbmFseXplVG9waWNzUmVzcG9uc2UiNYLT5JMCLxItL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0vYW5hbHlzaXMvdG9waWNzEn8KDkdldEhlYXRNZXRyaWNzEiAubWVtb3J5LnYxLkdldEhlYXRNZXRyaWNzUmVxdWVzdBoWLm1lbW9yeS52MS5IZWF0TWV0cmljcyIzgtPkkwItEisvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9hbmFseXNpcy9oZWF0EnwKC0dldFNlZ21lbnRzEh0ubWVtb3J5LnYxLkdldFNlZ21lbnRzUmVxdWVzdBoeLm1lbW9yeS52MS5HZXRTZWdtZW50c1Jlc3BvbnNlIi6C0+STAigSJi9hcGkvdjEvc2Vzc2lvbnMve3Nlc3Npb25faWR9L3NlZ21lbnRzEm4KBkZvcmdldBIYLm1lbW9yeS52MS5Gb3JnZXRSZXF1ZXN0GhkubWVtb3J5LnYxLkZvcmdldFJlc3BvbnNlIi+C0+STAik6ASoiJC9hcGkvdjEvc2Vzc2lvbnMve3Nlc3Npb25faWR9L2ZvcmdldBJkCgtIZWFsdGhDaGVjaxIdLm1lbW9yeS52MS5IZWFsdGhDaGVja1JlcXVlc3QaHi5tZW1vcnkudjEuSGVhbHRoQ2hlY2tSZXNwb25zZSIWgtPkkwIQEg4vYXBpL3YxL2hlYWx0aBKWAQoVVHJpZ2dlckdyYXBoQW5hbHl0aWNzEicubWVtb3J5LnYxLlRyaWdnZXJHcmFwaEFuYWx5dGljc1JlcXVlc3QaKC5tZW1vcnkudjEuVHJpZ2dlckdyYXBoQW5hbHl0aWNzUmVzcG9uc2UiKoLT5JMCJDoBKiIfL2FwaS92MS9hZG1pbi9hbmFseXRpY3MvdHJpZ2dlcmIGcHJvdG8z", [file_google_api_annotations, file_google_protobuf_timestamp]);
+  fileDesc("ChZtZW1vcnkvdjEvbWVtb3J5LnByb3RvEgltZW1vcnkudjEi8wEKB1Nlc3Npb24SEgoKc2Vzc2lvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKCG1ldGFkYXRhGAUgAygLMiAubWVtb3J5LnYxLlNlc3Npb24uTWV0YWRhdGFFbnRyeRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi9gEKCFNUTUV2ZW50EgwKBHJvbGUYASABKAkSDAoEdHlwZRgCIAEoCRIPCgdjb250ZW50GAMgASgJEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMwoIbWV0YWRhdGEYBSADKAsyIS5tZW1vcnkudjEuU1RNRXZlbnQuTWV0YWRhdGFFbnRyeRIQCghibG9iX3VyaRgGIAEoCRIWCg5ibG9iX21pbWVfdHlwZRgHIAEoCRovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEi+gEKDERpYWxvZ3VlUGFnZRIKCgJpZBgBIAEoCRISCgpzZXNzaW9uX2lkGAIgASgJEg0KBXRvcGljGAMgASgJEg8KB3N1bW1hcnkYBCABKAkSLQoJdGltZXN0YW1wGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCgllbWJlZGRpbmcYBiADKAISNwoIbWV0YWRhdGEYByADKAsyJS5tZW1vcnkudjEuRGlhbG9ndWVQYWdlLk1ldGFkYXRhRW50cnkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIrwBCgxTZWFyY2hSZXN1bHQSDwoHY29udGVudBgBIAEoCRIYChBzaW1pbGFyaXR5X3Njb3JlGAIgASgBEhMKC3NvdXJjZV90eXBlGAMgASgJEhEKCXNvdXJjZV9pZBgEIAEoCRItCgl0aW1lc3RhbXAYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKBXR1cm5zGAYgAygLMhsubWVtb3J5LnYxLlNlYXJjaFJlc3VsdFR1cm4ilQEKEFNlYXJjaFJlc3VsdFR1cm4SDAoEcm9sZRgBIAEoCRIMCgR0ZXh0GAIgASgJEi0KCXRpbWVzdGFtcBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZXZlbnRfaWQYBCABKAkSEgoKc2Vzc2lvbl9pZBgFIAEoCRIQCghjaGFpbl9pZBgGIAEoCSJcCgtIZWF0RmFjdG9ycxISCgppbXBvcnRhbmNlGAEgASgBEg8KB2RlbnNpdHkYAiABKAESDwoHcmVjZW5jeRgDIAEoARIXCg9yZWNhbGxfc3RyZW5ndGgYBCABKAEinwEKB1NlZ21lbnQSDwoHY29udGVudBgBIAEoCRIOCgZ0b3BpY3MYAiADKAkSLAoMaGVhdF9mYWN0b3JzGAMgASgLMhYubWVtb3J5LnYxLkhlYXRGYWN0b3JzEhUKDXF1YWxpdHlfc2NvcmUYBCABKAESLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAieAoMVG9waWNTdW1tYXJ5Eg0KBXRvcGljGAEgASgJEhIKCmNvbmZpZGVuY2UYAiABKAESEQoJZnJlcXVlbmN5GAMgASgFEjIKDmxhc3RfbWVudGlvbmVkGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKdAQoLSGVhdE1ldHJpY3MSFAoMb3ZlcmFsbF9oZWF0GAEgASgBEikKCWJyZWFrZG93bhgCIAEoCzIWLm1lbW9yeS52MS5IZWF0RmFjdG9ycxIaChJ0b3RhbF9pbnRlcmFjdGlvbnMYAyABKAUSMQoNbGFzdF9hY3Rpdml0eRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioAEKC1VzZXJQZXJzb25hEg8KB3N1bW1hcnkYASABKAkSDgoGdHJhaXRzGAIgAygJEjwKC3ByZWZlcmVuY2VzGAMgAygLMicubWVtb3J5LnYxLlVzZXJQZXJzb25hLlByZWZlcmVuY2VzRW50cnkaMgoQUHJlZmVyZW5jZXNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIi4KC0xUUE1Db250ZXh0Eg4KBnN0YXR1cxgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIr4BChRDcmVhdGVTZXNzaW9uUmVxdWVzdBIRCgl0ZW5hbnRfaWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIQCghhZ2VudF9pZBgDIAEoCRI/CghtZXRhZGF0YRgEIAMoCzItLm1lbW9yeS52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdC5NZXRhZGF0YUVudHJ5Gi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASJbChVDcmVhdGVTZXNzaW9uUmVzcG9uc2USEgoKc2Vzc2lvbl9pZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCInChFHZXRTZXNzaW9uUmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJIioKFERlbGV0ZVNlc3Npb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkiKAoVRGVsZXRlU2Vzc2lvblJlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgi/wEKF1N0b3JlSW50ZXJhY3Rpb25SZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSFAoMdXNlcl9tZXNzYWdlGAIgASgJEhYKDmFnZW50X3Jlc3BvbnNlGAMgASgJEkIKCG1ldGFkYXRhGAQgAygLMjAubWVtb3J5LnYxLlN0b3JlSW50ZXJhY3Rpb25SZXF1ZXN0Lk1ldGFkYXRhRW50cnkSLQoJdGltZXN0YW1wGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBovCg1NZXRhZGF0YUVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQwoYU3RvcmVJbnRlcmFjdGlvblJlc3BvbnNlEg8KB3N1Y2Nlc3MYASABKAgSFgoOaW50ZXJhY3Rpb25faWQYAiABKAkilgIKEVN0b3JlRXZlbnRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDAoEcm9sZRgCIAEoCRIMCgR0eXBlGAMgASgJEg8KB2NvbnRlbnQYBCABKAkSPAoIbWV0YWRhdGEYBSADKAsyKi5tZW1vcnkudjEuU3RvcmVFdmVudFJlcXVlc3QuTWV0YWRhdGFFbnRyeRItCgl0aW1lc3RhbXAYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg8KB3BheWxvYWQYByABKAwSEQoJbWltZV90eXBlGAggASgJGi8KDU1ldGFkYXRhRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASI3ChJTdG9yZUV2ZW50UmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIQCghldmVudF9pZBgCIAEoCSJuChFHZXRDb250ZXh0UmVxdWVzdBISCgpzZXNzaW9uX2lkGAEgASgJEhIKBWxpbWl0GAIgASgFSACIAQESDQoFcXVlcnkYAyABKAkSGAoQaW5jbHVkZV9zZWdtZW50cxgEIAEoCEIICgZfbGltaXQi6AEKEkdldENvbnRleHRSZXNwb25zZRInCgpzdG1fZXZlbnRzGAEgAygLMhMubWVtb3J5LnYxLlNUTUV2ZW50Ei8KDnJlbGV2YW50X3BhZ2VzGAIgAygLMhcubWVtb3J5LnYxLkRpYWxvZ3VlUGFnZRIkCghzZWdtZW50cxgDIAMoCzISLm1lbW9yeS52MS5TZWdtZW50EiwKDHVzZXJfcGVyc29uYRgEIAEoCzIWLm1lbW9yeS52MS5Vc2VyUGVyc29uYRIkCgRsdHBtGAUgASgLMhYubWVtb3J5LnYxLkxUUE1Db250ZXh0Iv0BChNTZWFyY2hNZW1vcnlSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSDQoFcXVlcnkYAiABKAkSEgoFbGltaXQYAyABKAVIAIgBARIhChRzaW1pbGFyaXR5X3RocmVzaG9sZBgEIAEoAUgBiAEBEjoKBmZpbHRlchgFIAMoCzIqLm1lbW9yeS52MS5TZWFyY2hNZW1vcnlSZXF1ZXN0LkZpbHRlckVudHJ5Gi0KC0ZpbHRlckVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAFCCAoGX2xpbWl0QhcKFV9zaW1pbGFyaXR5X3RocmVzaG9sZCJAChRTZWFyY2hNZW1vcnlSZXNwb25zZRIoCgdyZXN1bHRzGAEgAygLMhcubWVtb3J5LnYxLlNlYXJjaFJlc3VsdCJFCg1Gb3JnZXRSZXF1ZXN0EhIKCnNlc3Npb25faWQYASABKAkSEQoJZXZlbnRfaWRzGAIgAygJEg0KBXNjb3BlGAMgASgJIq0BCg5Gb3JnZXRSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEhIKCmVyYXN1cmVfaWQYAiABKAkSFQoNZXZlbnRzX2VyYXNlZBgDIAEoBRIVCg1jaGFpbnNfZXJhc2VkGAQgASgFEhYKDmNoYWluc19yZWJ1aWx0GAUgASgFEhcKD2VudGl0aWVzX2VyYXNlZBgGIAEoBRIXCg9wYXlsb2Fkc19lcmFzZWQYByABKAUiKgoUQW5hbHl6ZVRvcGljc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSJAChVBbmFseXplVG9waWNzUmVzcG9uc2USJwoGdG9waWNzGAEgAygLMhcubWVtb3J5LnYxLlRvcGljU3VtbWFyeSIrChVHZXRIZWF0TWV0cmljc1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSIoChJHZXRTZWdtZW50c1JlcXVlc3QSEgoKc2Vzc2lvbl9pZBgBIAEoCSI7ChNHZXRTZWdtZW50c1Jlc3BvbnNlEiQKCHNlZ21lbnRzGAEgAygLMhIubWVtb3J5LnYxLlNlZ21lbnQiFAoSSGVhbHRoQ2hlY2tSZXF1ZXN0ItEBChNIZWFsdGhDaGVja1Jlc3BvbnNlEg4KBnN0YXR1cxgBIAEoCRJGCgxkZXBlbmRlbmNpZXMYAiADKAsyMC5tZW1vcnkudjEuSGVhbHRoQ2hlY2tSZXNwb25zZS5EZXBlbmRlbmNpZXNFbnRyeRItCgl0aW1lc3RhbXAYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wGjMKEURlcGVuZGVuY2llc0VudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiHgocVHJpZ2dlckdyYXBoQW5hbHl0aWNzUmVxdWVzdCJBCh1UcmlnZ2VyR3JhcGhBbmFseXRpY3NSZXNwb25zZRIPCgdzdWNjZXNzGAEgASgIEg8KB21lc3NhZ2UYAiABKAky8gwKDU1lbW9yeVNlcnZpY2USbwoNQ3JlYXRlU2Vzc2lvbhIfLm1lbW9yeS52MS5DcmVhdGVTZXNzaW9uUmVxdWVzdBogLm1lbW9yeS52MS5DcmVhdGVTZXNzaW9uUmVzcG9uc2UiG4LT5JMCFToBKiIQL2FwaS92MS9zZXNzaW9ucxJlCgpHZXRTZXNzaW9uEhwubWVtb3J5LnYxLkdldFNlc3Npb25SZXF1ZXN0GhIubWVtb3J5LnYxLlNlc3Npb24iJYLT5JMCHxIdL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0SeQoNRGVsZXRlU2Vzc2lvbhIfLm1lbW9yeS52MS5EZWxldGVTZXNzaW9uUmVxdWVzdBogLm1lbW9yeS52MS5EZWxldGVTZXNzaW9uUmVzcG9uc2UiJYLT5JMCHyodL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0SkgEKEFN0b3JlSW50ZXJhY3Rpb24SIi5tZW1vcnkudjEuU3RvcmVJbnRlcmFjdGlvblJlcXVlc3QaIy5tZW1vcnkudjEuU3RvcmVJbnRlcmFjdGlvblJlc3BvbnNlIjWC0+STAi86ASoiKi9hcGkvdjEvc2Vzc2lvbnMve3Nlc3Npb25faWR9L2ludGVyYWN0aW9ucxJ6CgpTdG9yZUV2ZW50EhwubWVtb3J5LnYxLlN0b3JlRXZlbnRSZXF1ZXN0Gh0ubWVtb3J5LnYxLlN0b3JlRXZlbnRSZXNwb25zZSIvgtPkkwIpOgEqIiQvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9ldmVudHMSeAoKR2V0Q29udGV4dBIcLm1lbW9yeS52MS5HZXRDb250ZXh0UmVxdWVzdBodLm1lbW9yeS52MS5HZXRDb250ZXh0UmVzcG9uc2UiLYLT5JMCJxIlL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0vY29udGV4dBKIAQoMU2VhcmNoTWVtb3J5Eh4ubWVtb3J5LnYxLlNlYXJjaE1lbW9yeVJlcXVlc3QaHy5tZW1vcnkudjEuU2VhcmNoTWVtb3J5UmVzcG9uc2UiN4LT5JMCMToBKiIsL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0vY29udGV4dC9zZWFyY2gSiQEKDUFuYWx5emVUb3BpY3MSHy5tZW1vcnkudjEuQW5hbHl6ZVRvcGljc1JlcXVlc3QaIC5tZW1vcnkudjEuQW5hbHl6ZVRvcGljc1Jlc3BvbnNlIjWC0+STAi8SLS9hcGkvdjEvc2Vzc2lvbnMve3Nlc3Npb25faWR9L2FuYWx5c2lzL3RvcGljcxJ/Cg5HZXRIZWF0TWV0cmljcxIgLm1lbW9yeS52MS5HZXRIZWF0TWV0cmljc1JlcXVlc3QaFi5tZW1vcnkudjEuSGVhdE1ldHJpY3MiM4LT5JMCLRIrL2FwaS92MS9zZXNzaW9ucy97c2Vzc2lvbl9pZH0vYW5hbHlzaXMvaGVhdBJ8CgtHZXRTZWdtZW50cxIdLm1lbW9yeS52MS5HZXRTZWdtZW50c1JlcXVlc3QaHi5tZW1vcnkudjEuR2V0U2VnbWVudHNSZXNwb25zZSIugtPkkwIoEiYvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9zZWdtZW50cxJuCgZGb3JnZXQSGC5tZW1vcnkudjEuRm9yZ2V0UmVxdWVzdBoZLm1lbW9yeS52MS5Gb3JnZXRSZXNwb25zZSIvgtPkkwIpOgEqIiQvYXBpL3YxL3Nlc3Npb25zL3tzZXNzaW9uX2lkfS9mb3JnZXQSZAoLSGVhbHRoQ2hlY2sSHS5tZW1vcnkudjEuSGVhbHRoQ2hlY2tSZXF1ZXN0Gh4ubWVtb3J5LnYxLkhlYWx0aENoZWNrUmVzcG9uc2UiFoLT5JMCEBIOL2FwaS92MS9oZWFsdGgSlgEKFVRyaWdnZXJHcmFwaEFuYWx5dGljcxInLm1lbW9yeS52MS5UcmlnZ2VyR3JhcGhBbmFseXRpY3NSZXF1ZXN0GigubWVtb3J5LnYxLlRyaWdnZXJHcmFwaEFuYWx5dGljc1Jlc3BvbnNlIiqC0+STAiQ6ASoiHy9hcGkvdjEvYWRtaW4vYW5hbHl0aWNzL3RyaWdnZXJiBnByb3RvMw", [file_google_api_annotations, file_google_protobuf_timestamp]);
 
 /**
  * @generated from message memory.v1.Session
@@ -184,6 +184,14 @@ export type SearchResult = Message<"memory.v1.SearchResult"> & {
    * @generated from field: google.protobuf.Timestamp timestamp = 5;
    */
   timestamp?: Timestamp | undefined;
+
+  /**
+   * The turns content quotes, whole and oldest first: those that matched and, before an agent
+   * reply, the user turn it answers. Empty for entity facts.
+   *
+   * @generated from field: repeated memory.v1.SearchResultTurn turns = 6;
+   */
+  turns: SearchResultTurn[];
 };
 
 /**
@@ -192,6 +200,56 @@ export type SearchResult = Message<"memory.v1.SearchResult"> & {
  */
 export const SearchResultSchema: GenMessage<SearchResult> = /*@__PURE__*/
   messageDesc(file_memory_v1_memory, 3);
+
+/**
+ * One turn a search result quotes, as a program reads it.
+ *
+ * @generated from message memory.v1.SearchResultTurn
+ */
+export type SearchResultTurn = Message<"memory.v1.SearchResultTurn"> & {
+  /**
+   * user or agent.
+   *
+   * @generated from field: string role = 1;
+   */
+  role: string;
+
+  /**
+   * The whole turn as stored (content may quote only the sentences that matched).
+   *
+   * @generated from field: string text = 2;
+   */
+  text: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp timestamp = 3;
+   */
+  timestamp?: Timestamp | undefined;
+
+  /**
+   * @generated from field: string event_id = 4;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string session_id = 5;
+   */
+  sessionId: string;
+
+  /**
+   * The dialogue page the turn is in; empty until its chain check has run.
+   *
+   * @generated from field: string chain_id = 6;
+   */
+  chainId: string;
+};
+
+/**
+ * Describes the message memory.v1.SearchResultTurn.
+ * Use `create(SearchResultTurnSchema)` to create a new message.
+ */
+export const SearchResultTurnSchema: GenMessage<SearchResultTurn> = /*@__PURE__*/
+  messageDesc(file_memory_v1_memory, 4);
 
 /**
  * @generated from message memory.v1.HeatFactors
@@ -223,7 +281,7 @@ export type HeatFactors = Message<"memory.v1.HeatFactors"> & {
  * Use `create(HeatFactorsSchema)` to create a new message.
  */
 export const HeatFactorsSchema: GenMessage<HeatFactors> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 4);
+  messageDesc(file_memory_v1_memory, 5);
 
 /**
  * @generated from message memory.v1.Segment
@@ -260,7 +318,7 @@ export type Segment = Message<"memory.v1.Segment"> & {
  * Use `create(SegmentSchema)` to create a new message.
  */
 export const SegmentSchema: GenMessage<Segment> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 5);
+  messageDesc(file_memory_v1_memory, 6);
 
 /**
  * @generated from message memory.v1.TopicSummary
@@ -292,7 +350,7 @@ export type TopicSummary = Message<"memory.v1.TopicSummary"> & {
  * Use `create(TopicSummarySchema)` to create a new message.
  */
 export const TopicSummarySchema: GenMessage<TopicSummary> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 6);
+  messageDesc(file_memory_v1_memory, 7);
 
 /**
  * @generated from message memory.v1.HeatMetrics
@@ -324,7 +382,7 @@ export type HeatMetrics = Message<"memory.v1.HeatMetrics"> & {
  * Use `create(HeatMetricsSchema)` to create a new message.
  */
 export const HeatMetricsSchema: GenMessage<HeatMetrics> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 7);
+  messageDesc(file_memory_v1_memory, 8);
 
 /**
  * @generated from message memory.v1.UserPersona
@@ -351,7 +409,7 @@ export type UserPersona = Message<"memory.v1.UserPersona"> & {
  * Use `create(UserPersonaSchema)` to create a new message.
  */
 export const UserPersonaSchema: GenMessage<UserPersona> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 8);
+  messageDesc(file_memory_v1_memory, 9);
 
 /**
  * @generated from message memory.v1.LTPMContext
@@ -375,7 +433,7 @@ export type LTPMContext = Message<"memory.v1.LTPMContext"> & {
  * Use `create(LTPMContextSchema)` to create a new message.
  */
 export const LTPMContextSchema: GenMessage<LTPMContext> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 9);
+  messageDesc(file_memory_v1_memory, 10);
 
 /**
  * @generated from message memory.v1.CreateSessionRequest
@@ -413,7 +471,7 @@ export type CreateSessionRequest = Message<"memory.v1.CreateSessionRequest"> & {
  * Use `create(CreateSessionRequestSchema)` to create a new message.
  */
 export const CreateSessionRequestSchema: GenMessage<CreateSessionRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 10);
+  messageDesc(file_memory_v1_memory, 11);
 
 /**
  * @generated from message memory.v1.CreateSessionResponse
@@ -435,7 +493,7 @@ export type CreateSessionResponse = Message<"memory.v1.CreateSessionResponse"> &
  * Use `create(CreateSessionResponseSchema)` to create a new message.
  */
 export const CreateSessionResponseSchema: GenMessage<CreateSessionResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 11);
+  messageDesc(file_memory_v1_memory, 12);
 
 /**
  * @generated from message memory.v1.GetSessionRequest
@@ -452,7 +510,7 @@ export type GetSessionRequest = Message<"memory.v1.GetSessionRequest"> & {
  * Use `create(GetSessionRequestSchema)` to create a new message.
  */
 export const GetSessionRequestSchema: GenMessage<GetSessionRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 12);
+  messageDesc(file_memory_v1_memory, 13);
 
 /**
  * @generated from message memory.v1.DeleteSessionRequest
@@ -469,7 +527,7 @@ export type DeleteSessionRequest = Message<"memory.v1.DeleteSessionRequest"> & {
  * Use `create(DeleteSessionRequestSchema)` to create a new message.
  */
 export const DeleteSessionRequestSchema: GenMessage<DeleteSessionRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 13);
+  messageDesc(file_memory_v1_memory, 14);
 
 /**
  * @generated from message memory.v1.DeleteSessionResponse
@@ -486,7 +544,7 @@ export type DeleteSessionResponse = Message<"memory.v1.DeleteSessionResponse"> &
  * Use `create(DeleteSessionResponseSchema)` to create a new message.
  */
 export const DeleteSessionResponseSchema: GenMessage<DeleteSessionResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 14);
+  messageDesc(file_memory_v1_memory, 15);
 
 /**
  * @generated from message memory.v1.StoreInteractionRequest
@@ -525,7 +583,7 @@ export type StoreInteractionRequest = Message<"memory.v1.StoreInteractionRequest
  * Use `create(StoreInteractionRequestSchema)` to create a new message.
  */
 export const StoreInteractionRequestSchema: GenMessage<StoreInteractionRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 15);
+  messageDesc(file_memory_v1_memory, 16);
 
 /**
  * @generated from message memory.v1.StoreInteractionResponse
@@ -549,7 +607,7 @@ export type StoreInteractionResponse = Message<"memory.v1.StoreInteractionRespon
  * Use `create(StoreInteractionResponseSchema)` to create a new message.
  */
 export const StoreInteractionResponseSchema: GenMessage<StoreInteractionResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 16);
+  messageDesc(file_memory_v1_memory, 17);
 
 /**
  * @generated from message memory.v1.StoreEventRequest
@@ -613,7 +671,7 @@ export type StoreEventRequest = Message<"memory.v1.StoreEventRequest"> & {
  * Use `create(StoreEventRequestSchema)` to create a new message.
  */
 export const StoreEventRequestSchema: GenMessage<StoreEventRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 17);
+  messageDesc(file_memory_v1_memory, 18);
 
 /**
  * @generated from message memory.v1.StoreEventResponse
@@ -635,7 +693,7 @@ export type StoreEventResponse = Message<"memory.v1.StoreEventResponse"> & {
  * Use `create(StoreEventResponseSchema)` to create a new message.
  */
 export const StoreEventResponseSchema: GenMessage<StoreEventResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 18);
+  messageDesc(file_memory_v1_memory, 19);
 
 /**
  * @generated from message memory.v1.GetContextRequest
@@ -673,7 +731,7 @@ export type GetContextRequest = Message<"memory.v1.GetContextRequest"> & {
  * Use `create(GetContextRequestSchema)` to create a new message.
  */
 export const GetContextRequestSchema: GenMessage<GetContextRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 19);
+  messageDesc(file_memory_v1_memory, 20);
 
 /**
  * @generated from message memory.v1.GetContextResponse
@@ -710,7 +768,7 @@ export type GetContextResponse = Message<"memory.v1.GetContextResponse"> & {
  * Use `create(GetContextResponseSchema)` to create a new message.
  */
 export const GetContextResponseSchema: GenMessage<GetContextResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 20);
+  messageDesc(file_memory_v1_memory, 21);
 
 /**
  * @generated from message memory.v1.SearchMemoryRequest
@@ -753,7 +811,7 @@ export type SearchMemoryRequest = Message<"memory.v1.SearchMemoryRequest"> & {
  * Use `create(SearchMemoryRequestSchema)` to create a new message.
  */
 export const SearchMemoryRequestSchema: GenMessage<SearchMemoryRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 21);
+  messageDesc(file_memory_v1_memory, 22);
 
 /**
  * @generated from message memory.v1.SearchMemoryResponse
@@ -770,7 +828,7 @@ export type SearchMemoryResponse = Message<"memory.v1.SearchMemoryResponse"> & {
  * Use `create(SearchMemoryResponseSchema)` to create a new message.
  */
 export const SearchMemoryResponseSchema: GenMessage<SearchMemoryResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 22);
+  messageDesc(file_memory_v1_memory, 23);
 
 /**
  * @generated from message memory.v1.ForgetRequest
@@ -803,7 +861,7 @@ export type ForgetRequest = Message<"memory.v1.ForgetRequest"> & {
  * Use `create(ForgetRequestSchema)` to create a new message.
  */
 export const ForgetRequestSchema: GenMessage<ForgetRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 23);
+  messageDesc(file_memory_v1_memory, 24);
 
 /**
  * @generated from message memory.v1.ForgetResponse
@@ -858,7 +916,7 @@ export type ForgetResponse = Message<"memory.v1.ForgetResponse"> & {
  * Use `create(ForgetResponseSchema)` to create a new message.
  */
 export const ForgetResponseSchema: GenMessage<ForgetResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 24);
+  messageDesc(file_memory_v1_memory, 25);
 
 /**
  * @generated from message memory.v1.AnalyzeTopicsRequest
@@ -875,7 +933,7 @@ export type AnalyzeTopicsRequest = Message<"memory.v1.AnalyzeTopicsRequest"> & {
  * Use `create(AnalyzeTopicsRequestSchema)` to create a new message.
  */
 export const AnalyzeTopicsRequestSchema: GenMessage<AnalyzeTopicsRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 25);
+  messageDesc(file_memory_v1_memory, 26);
 
 /**
  * @generated from message memory.v1.AnalyzeTopicsResponse
@@ -892,7 +950,7 @@ export type AnalyzeTopicsResponse = Message<"memory.v1.AnalyzeTopicsResponse"> &
  * Use `create(AnalyzeTopicsResponseSchema)` to create a new message.
  */
 export const AnalyzeTopicsResponseSchema: GenMessage<AnalyzeTopicsResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 26);
+  messageDesc(file_memory_v1_memory, 27);
 
 /**
  * @generated from message memory.v1.GetHeatMetricsRequest
@@ -909,7 +967,7 @@ export type GetHeatMetricsRequest = Message<"memory.v1.GetHeatMetricsRequest"> &
  * Use `create(GetHeatMetricsRequestSchema)` to create a new message.
  */
 export const GetHeatMetricsRequestSchema: GenMessage<GetHeatMetricsRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 27);
+  messageDesc(file_memory_v1_memory, 28);
 
 /**
  * @generated from message memory.v1.GetSegmentsRequest
@@ -926,7 +984,7 @@ export type GetSegmentsRequest = Message<"memory.v1.GetSegmentsRequest"> & {
  * Use `create(GetSegmentsRequestSchema)` to create a new message.
  */
 export const GetSegmentsRequestSchema: GenMessage<GetSegmentsRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 28);
+  messageDesc(file_memory_v1_memory, 29);
 
 /**
  * @generated from message memory.v1.GetSegmentsResponse
@@ -943,7 +1001,7 @@ export type GetSegmentsResponse = Message<"memory.v1.GetSegmentsResponse"> & {
  * Use `create(GetSegmentsResponseSchema)` to create a new message.
  */
 export const GetSegmentsResponseSchema: GenMessage<GetSegmentsResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 29);
+  messageDesc(file_memory_v1_memory, 30);
 
 /**
  * @generated from message memory.v1.HealthCheckRequest
@@ -956,7 +1014,7 @@ export type HealthCheckRequest = Message<"memory.v1.HealthCheckRequest"> & {
  * Use `create(HealthCheckRequestSchema)` to create a new message.
  */
 export const HealthCheckRequestSchema: GenMessage<HealthCheckRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 30);
+  messageDesc(file_memory_v1_memory, 31);
 
 /**
  * @generated from message memory.v1.HealthCheckResponse
@@ -987,7 +1045,7 @@ export type HealthCheckResponse = Message<"memory.v1.HealthCheckResponse"> & {
  * Use `create(HealthCheckResponseSchema)` to create a new message.
  */
 export const HealthCheckResponseSchema: GenMessage<HealthCheckResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 31);
+  messageDesc(file_memory_v1_memory, 32);
 
 /**
  * @generated from message memory.v1.TriggerGraphAnalyticsRequest
@@ -1000,7 +1058,7 @@ export type TriggerGraphAnalyticsRequest = Message<"memory.v1.TriggerGraphAnalyt
  * Use `create(TriggerGraphAnalyticsRequestSchema)` to create a new message.
  */
 export const TriggerGraphAnalyticsRequestSchema: GenMessage<TriggerGraphAnalyticsRequest> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 32);
+  messageDesc(file_memory_v1_memory, 33);
 
 /**
  * @generated from message memory.v1.TriggerGraphAnalyticsResponse
@@ -1022,7 +1080,7 @@ export type TriggerGraphAnalyticsResponse = Message<"memory.v1.TriggerGraphAnaly
  * Use `create(TriggerGraphAnalyticsResponseSchema)` to create a new message.
  */
 export const TriggerGraphAnalyticsResponseSchema: GenMessage<TriggerGraphAnalyticsResponse> = /*@__PURE__*/
-  messageDesc(file_memory_v1_memory, 33);
+  messageDesc(file_memory_v1_memory, 34);
 
 /**
  * Conversational memory for AI agents: a short-term event window (STM), dialogue chains (MTM)
