@@ -22,7 +22,22 @@ test("MCP is off without scopes, and its defaults point at the all-in-one ports"
     httpTimeoutMs: 30_000,
     httpMaxBytes: 1_048_576,
     oauth: undefined,
+    allowedOrigins: [],
+    publicOrigin: undefined,
   });
+  const listed = loadGatewayConfig({
+    ...base,
+    GATEWAY_REQUIRE_API_KEY: "true",
+    GATEWAY_API_KEYS: "k",
+    GATEWAY_MCP_SCOPES: scopes,
+    GATEWAY_PUBLIC_URL: "https://gateway.example.com/base/",
+    MCP_ALLOWED_ORIGINS: "https://tools.example.com, https://chat.example.com",
+  }).mcp;
+  assert.deepEqual(listed?.allowedOrigins, [
+    "https://tools.example.com",
+    "https://chat.example.com",
+  ]);
+  assert.equal(listed?.publicOrigin, "https://gateway.example.com");
 });
 
 test("MCP OAuth needs the issuer's JWKS and the resource URL, or says which is missing", () => {
