@@ -55,6 +55,15 @@ type ChatResponse struct {
 	Sources   []ChatSource   `json:"sources"`
 	Tokens    map[string]int `json:"tokens"`
 	ElapsedMs float64        `json:"elapsed_ms"`
+	// On yield: what the step waits for, each naming the setting or approval to supply.
+	Pending []ChatPending `json:"pending,omitempty"`
+}
+
+// ChatPending is one thing a yielded step waits for.
+type ChatPending struct {
+	// credentials or approval.
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
 }
 
 type TraceEvent struct {

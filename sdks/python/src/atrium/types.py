@@ -218,6 +218,8 @@ class ChatResponse(TypedDict, total=False):
     sources: List[Dict[str, str]]
     tokens: Dict[str, int]
     elapsed_ms: float
+    # On "yield": what the step waits for, each {"kind": "credentials" | "approval", "detail": ...}.
+    pending: List[Dict[str, str]]
 
 
 class TraceEvent(TypedDict):
