@@ -44,7 +44,7 @@ const usage = `usage:
   atrium version               print the version`;
 
 /** The development gateway key `atrium start` wrote, for `atrium mcp` run beside it. */
-function devGatewayKey(env: NodeJS.ProcessEnv): string | undefined {
+function gatewayKeyFromDevEnv(env: NodeJS.ProcessEnv): string | undefined {
   const path = resolve(env.ATRIUM_DATA_DIR ?? "./data", "dev.env");
   if (!existsSync(path)) return undefined;
   return parseDotenv(readFileSync(path, "utf8")).GATEWAY_API_KEYS?.split(",")[0].trim();
@@ -113,7 +113,7 @@ async function main(args: string[]): Promise<number> {
     return -1;
   }
   if (command === "mcp") {
-    const apiKey = process.env.ATRIUM_API_KEY || devGatewayKey(process.env);
+    const apiKey = process.env.ATRIUM_API_KEY || gatewayKeyFromDevEnv(process.env);
     if (!apiKey) {
       console.error(
         "atrium mcp: set ATRIUM_API_KEY to a gateway key that has an MCP scope (or run `atrium start` first: its key is GATEWAY_API_KEYS in ./data/dev.env)",
