@@ -142,6 +142,16 @@ const quotedTurns = (results: Json[]): string[] =>
 const pagesQuote = (pages: Json[], fact: string) =>
   pages.some((p: Json) => String(p.summary).includes(fact) || String(p.topic).includes(fact));
 
+/** Runs `task` for 0…count-1, `concurrency` at a time. */
+async function inPool(count: number, concurrency: number, task: (i: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await task(next++);
+    }),
+  );
+}
+
 /** Waits until the chain checks of every stored message have run. */
 async function chainChecksDone(sql: Sql, tenant: string) {
   for (;;) {
@@ -174,17 +184,16 @@ export interface ReadYourWritesOptions {
 export async function runReadYourWrites(options: ReadYourWritesOptions): Promise<PairOutcome[]> {
   const { writer, reader, sql, tenant, pairs } = options;
   const concurrency = options.concurrency ?? 4;
-  const sessions = await Promise.all(
-    Array.from({ length: pairs }, async (_, i) => {
-      const { session_id } = await ok(writer, "createSession", {
-        tenant_id: tenant,
-        user_id: `user-${i}`,
-        agent_id: "assistant",
-      });
-      for (const turn of BACKGROUND) await ok(writer, "storeInteraction", { session_id, ...turn });
-      return session_id as string;
-    }),
-  );
+  const sessions: string[] = [];
+  await inPool(pairs, concurrency, async (i) => {
+    const { session_id } = await ok(writer, "createSession", {
+      tenant_id: tenant,
+      user_id: `user-${i}`,
+      agent_id: "assistant",
+    });
+    for (const turn of BACKGROUND) await ok(writer, "storeInteraction", { session_id, ...turn });
+    sessions[i] = session_id;
+  });
   await chainChecksDone(sql, tenant);
 
   const ask = async (session_id: string, pair: FactPair) => {
@@ -199,28 +208,22 @@ export async function runReadYourWrites(options: ReadYourWritesOptions): Promise
   };
 
   const outcomes: PairOutcome[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < pairs) {
-        const i = next++;
-        const pair = FACT_PAIRS[i % FACT_PAIRS.length];
-        await ok(writer, "storeInteraction", {
-          session_id: sessions[i],
-          user_message: pair.fact,
-          agent_response: "Noted.",
-        });
-        const now = await ask(sessions[i], pair);
-        outcomes[i] = {
-          pair,
-          atOnce: now.turns,
-          later: [],
-          contextAtOnce: now.context,
-          contextLater: false,
-        };
-      }
-    }),
-  );
+  await inPool(pairs, concurrency, async (i) => {
+    const pair = FACT_PAIRS[i % FACT_PAIRS.length];
+    await ok(writer, "storeInteraction", {
+      session_id: sessions[i],
+      user_message: pair.fact,
+      agent_response: "Noted.",
+    });
+    const now = await ask(sessions[i], pair);
+    outcomes[i] = {
+      pair,
+      atOnce: now.turns,
+      later: [],
+      contextAtOnce: now.context,
+      contextLater: false,
+    };
+  });
   await chainChecksDone(sql, tenant);
   for (let i = 0; i < pairs; i++) {
     const later = await ask(sessions[i], outcomes[i].pair);

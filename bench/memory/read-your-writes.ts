@@ -31,6 +31,7 @@ try {
   const report = {
     pairs,
     searchDiffersFromLater: differ.length,
+    bestTurnDiffersFromLater: outcomes.filter((o) => o.atOnce[0] !== o.later[0]).length,
     factMissedAtOnce: outcomes.filter((o) => !quotesFact(o.atOnce, o.pair)).length,
     factMissedLater: outcomes.filter((o) => !quotesFact(o.later, o.pair)).length,
     contextMissedAtOnce: outcomes.filter((o) => !o.contextAtOnce).length,
