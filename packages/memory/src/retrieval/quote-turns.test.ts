@@ -41,3 +41,26 @@ test("a long turn is cut to the sentences that matched, with one of context each
   const opening = excerpt(filler(12).join(" "), ["zebra"]);
   assert.ok(opening.startsWith("Filler sentence number 0") && opening.length <= 330, opening);
 });
+
+test("a turn quoted as what a reply answers is quoted by its ending, whole sentences", () => {
+  const long =
+    "We spent the whole weekend at my parents' place, the garden needed work and dad had a list. " +
+    "The drive back took four hours because of the roadworks near the bridge. " +
+    "Anyway, guess what we finally adopted on Sunday?";
+  const at = "2026-02-03T14:05:00Z";
+  const quoted = quoteTurns([
+    { turn: turn("user", long, at), lexemes: [], answered: true },
+    { turn: turn("agent", "A greyhound? Biscuit sounds lovely.", at), lexemes: ["biscuit"] },
+  ]);
+  assert.equal(
+    quoted,
+    [
+      "[2026-02-03 14:05] User: … The drive back took four hours because of the roadworks near the bridge. Anyway, guess what we finally adopted on Sunday?",
+      "[2026-02-03 14:05] Agent: A greyhound? Biscuit sounds lovely.",
+    ].join("\n"),
+  );
+  const short = quoteTurns([
+    { turn: turn("user", "Guess what?", at), lexemes: [], answered: true },
+  ]);
+  assert.equal(short, "[2026-02-03 14:05] User: Guess what?");
+});

@@ -3,6 +3,11 @@ import type { Turn } from "../store/turns.js";
 /** A turn quoted whole when it is this short; longer ones are cut to what matched. */
 const WHOLE_TURN_CHARS = 240;
 const MAX_QUOTE_CHARS = 320;
+/**
+ * A user turn quoted only as what an agent reply answers: its end, where the question or the
+ * statement replied to usually is, this long at most.
+ */
+const ANSWERED_QUOTE_CHARS = 160;
 
 const SPEAKERS = { user: "User", agent: "Agent" } as const;
 
@@ -67,13 +72,32 @@ const order = (t: Turn) => t.occurredAt.getTime() * 2 + (t.role === "user" ? 0 :
 export const orderOfSaying = <T extends Turn>(turns: T[]): T[] =>
   [...turns].sort((a, b) => order(a) - order(b));
 
-/** A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. */
-export function quoteTurns(turns: { turn: Turn; lexemes: string[] }[]): string {
+/** The end of a turn, whole sentences while they fit in ANSWERED_QUOTE_CHARS. */
+export function ending(content: string): string {
+  const text = content.trim();
+  if (text.length <= ANSWERED_QUOTE_CHARS) return text;
+  const parts = sentences(text);
+  let quote = "";
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const next = quote ? `${parts[i]} ${quote}` : parts[i];
+    if (next.length + 2 > ANSWERED_QUOTE_CHARS) break;
+    quote = next;
+  }
+  return quote
+    ? `… ${quote}`
+    : `…${text.slice(text.length - ANSWERED_QUOTE_CHARS + 1).trimStart()}`;
+}
+
+/**
+ * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. A turn
+ * quoted as `answered` (what a reply answers, not itself matched) is quoted by its ending.
+ */
+export function quoteTurns(turns: { turn: Turn; lexemes: string[]; answered?: boolean }[]): string {
   return [...turns]
     .sort((a, b) => order(a.turn) - order(b.turn))
     .map(
-      ({ turn, lexemes }) =>
-        `[${quoteTime(turn.occurredAt)}] ${SPEAKERS[turn.role]}: ${excerpt(turn.content, lexemes)}`,
+      ({ turn, lexemes, answered }) =>
+        `[${quoteTime(turn.occurredAt)}] ${SPEAKERS[turn.role]}: ${answered ? ending(turn.content) : excerpt(turn.content, lexemes)}`,
     )
     .join("\n");
 }

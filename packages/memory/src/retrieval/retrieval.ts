@@ -318,6 +318,7 @@ function pagesOf(
 ): RetrievedPage[] {
   const pages = new Map<string, { matched: Candidate[]; turns: PageTurn[] }>();
   const quotedIds = new Set<string>();
+  const answeredIds = new Set<string>();
   let quoted = 0;
   for (const candidate of ranked) {
     if (quoted >= limit) break;
@@ -334,6 +335,7 @@ function pagesOf(
     if (question && !quotedIds.has(question.eventId)) {
       page.turns.push(question);
       quotedIds.add(question.eventId);
+      answeredIds.add(question.eventId);
     }
     const { eventId, sessionId, role, content, occurredAt } = candidate.turn;
     page.turns.push({
@@ -358,7 +360,9 @@ function pagesOf(
     return {
       sourceType: first.chainId ? "dialogue_page" : "message",
       sourceId: first.chainId ?? first.turn.eventId,
-      content: quoteTurns(inOrder.map((turn) => ({ turn, lexemes }))),
+      content: quoteTurns(
+        inOrder.map((turn) => ({ turn, lexemes, answered: answeredIds.has(turn.eventId) })),
+      ),
       turns: inOrder,
       score: (best * first.score) / top,
       timestamp: first.turn.occurredAt,

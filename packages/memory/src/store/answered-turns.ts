@@ -22,14 +22,16 @@ export async function turnsAnswered(
     content: string;
     occurred_at: Date;
   }>(
-    // The scope's window index walks back from the reply to the session's previous message.
+    // The scope's window index (partial: not superseded) walks back from the reply to the
+    // session's previous message; without its predicate the planner scans the user's events.
     `SELECT r.id AS reply_id, p.id, p.chain_id, p.session_id, p.role, p.content, p.occurred_at
      FROM memory_events r
      CROSS JOIN LATERAL (
        SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at
        FROM memory_events e
        WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
-         AND e.seq < r.seq AND e.session_id = r.session_id AND e.search_vector IS NOT NULL
+         AND e.superseded_by IS NULL AND e.seq < r.seq AND e.session_id = r.session_id
+         AND e.search_vector IS NOT NULL
        ORDER BY e.seq DESC LIMIT 1
      ) p
      WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND r.role = 'agent'
