@@ -106,6 +106,11 @@ test("an extractive answer quotes each memory once", async (t) => {
   assert.equal(output.status, "success");
   assert.equal(output.metadata.role, "researcher");
   assert.equal(output.summary, note);
+  // The quote of memory is not stored as the agent's reply (it would echo as new evidence).
+  assert.deepEqual(
+    memory.stored.map((s) => [s.userMessage, s.agentResponse]),
+    [["Tell me about my allergy to peanuts", ""]],
+  );
 });
 
 test("without an LLM the coder runs the message's own code block in the sandbox", async (t) => {

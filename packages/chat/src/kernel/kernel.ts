@@ -283,8 +283,12 @@ export function createKernel(options: KernelOptions): ChatKernel {
           summary = `${summary}\n\n(Stopped: ${exhausted.message}.)`;
         const pending: PendingItem[] = status === "yield" ? (final?.pending ?? []) : [];
         if (status === "success" && options.memory) {
+          // An extractive answer (no LLM) quotes memory or pages back: stored as the agent's
+          // reply, a later search would quote the quote as new evidence. The user's turn stays.
+          const quotes =
+            (final?.payload as { extractive?: unknown } | undefined)?.extractive === true;
           await options.memory
-            .remember(step.scope, input.task, summary)
+            .remember(step.scope, input.task, quotes ? "" : summary)
             .catch(() => think(step, "act", "could not store this turn in memory"));
         }
         return {
