@@ -68,6 +68,17 @@ export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAn
     niceIncrement: options.niceIncrement ?? 10,
   });
   const queue = createFairQueue({ concurrency: options.threads });
+  // A thread's start (loading compromise, and compiling it under tsx) takes seconds on a busy
+  // machine, and would count against the first task's budget and degrade it. So a task's clock
+  // starts only once the threads have run a small task, and again after a thread is replaced.
+  const warmUp = (tasks: number) =>
+    Promise.all(
+      Array.from({ length: tasks }, () => pool.run({ task: "summarise", input: "Warm up." })),
+    ).then(
+      () => {},
+      () => {},
+    );
+  let started = warmUp(options.threads);
 
   function run<T>(
     task: "analyse" | "summarise",
@@ -76,6 +87,7 @@ export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAn
     degraded: (text: string) => T,
   ): Promise<T> {
     return queue.run(tenantId, async () => {
+      await started;
       // The clock starts with the task on its thread: the fair queue holds it until then.
       const signal = AbortSignal.timeout(taskTimeoutMs);
       try {
@@ -83,6 +95,7 @@ export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAn
       } catch (error) {
         if (!signal.aborted) throw error;
         options.onTimeout?.(task, tenantId);
+        started = warmUp(1);
         return degraded(text);
       }
     });
