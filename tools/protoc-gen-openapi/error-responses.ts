@@ -1,3 +1,4 @@
+import { restErrorBodySchema } from "@atrium/kit";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { descriptionOf } from "./comments.js";
 import { componentRef, type OpenApiObject } from "./schemas.js";
@@ -6,18 +7,7 @@ import { componentRef, type OpenApiObject } from "./schemas.js";
 export const errorSchemaName = "Error";
 
 /** `restError` in packages/kit/src/errors.ts writes this body for every AtriumError. */
-export const errorSchema: OpenApiObject = {
-  type: "object",
-  description:
-    "The body of an error response: the gRPC code's name, or a token the contract fixes " +
-    "(`connection_not_active`, `ip_not_allowed`, `provider_not_validatable`, " +
-    "`invalid_credentials`, `provider_unavailable`, `invalid_argument`), and a message.",
-  required: ["code", "message"],
-  properties: {
-    code: { type: "string", description: "The gRPC status code name, e.g. `NotFound`." },
-    message: { type: "string", description: "What went wrong, for a human." },
-  },
-};
+export const errorSchema: OpenApiObject = restErrorBodySchema;
 
 /** The two bodies the broker contract fixes word for word (connection-errors.ts). */
 const fixedBodySchemas: Record<string, OpenApiObject> = {

@@ -26,7 +26,16 @@ function lint(document: string): string[] {
 
 describe("the committed OpenAPI documents", () => {
   it("pass Redocly's recommended rules (redocly.yaml) with no error and no warning", () => {
-    assert.ok(documents.length >= 3, documents.join(", "));
+    for (const document of [
+      "memory.v1",
+      "broker.v1",
+      "gateway.v1",
+      "chat",
+      "memory.operator",
+      "gateway.operator",
+    ]) {
+      assert.ok(documents.includes(`openapi/${document}.openapi.json`), `${document} is linted`);
+    }
     for (const document of documents) assert.deepEqual(lint(document), [], document);
   });
 });

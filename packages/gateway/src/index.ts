@@ -1,4 +1,5 @@
 export { type GatewayConfig, loadGatewayConfig } from "./config/gateway-config.js";
+export { gatewayOperatorOpenApiDocument } from "./service/operator-description.js";
 export {
   type GatewayService,
   type StartGatewayServiceOptions,

@@ -111,6 +111,20 @@ export interface RestErrorBody {
   [key: string]: unknown;
 }
 
+/** RestErrorBody as JSON Schema, for the OpenAPI documents (generated and route-collected). */
+export const restErrorBodySchema = {
+  type: "object",
+  description:
+    "The body of an error response: the gRPC code's name, or a token the contract fixes " +
+    "(`connection_not_active`, `ip_not_allowed`, `provider_not_validatable`, " +
+    "`invalid_credentials`, `provider_unavailable`, `invalid_argument`), and a message.",
+  required: ["code", "message"],
+  properties: {
+    code: { type: "string", description: "The gRPC status code name, e.g. `NotFound`." },
+    message: { type: "string", description: "What went wrong, for a human." },
+  },
+} as const;
+
 /**
  * REST status, body and headers for an error: `{"code": "<GrpcCodeName>", "message": "…"}`, with
  * `Retry-After` when the error says a retry may succeed.

@@ -13,6 +13,7 @@ export {
   type RetrievedPage,
 } from "./retrieval/retrieval.js";
 export { createMemoryService, type MemoryServiceDeps } from "./service/memory-service.js";
+export { memoryOperatorOpenApiDocument } from "./service/operator-description.js";
 export {
   type StartMemoryServiceOptions,
   startMemoryService,

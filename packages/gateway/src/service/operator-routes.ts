@@ -2,8 +2,9 @@ import { Readable } from "node:stream";
 import { brokerV1 } from "@atrium/api";
 import { AtriumError, Code } from "@atrium/kit";
 import { toJson } from "@bufbuild/protobuf";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifySchema } from "fastify";
 import type { BrokerClient } from "../broker/broker-client.js";
+import { operatorRouteSchemas } from "./operator-schemas.js";
 
 export interface OperatorService {
   /** Base URL the paths below are appended to. */
@@ -23,6 +24,20 @@ export interface OperatorRoutesOptions {
 const ids = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
+ * A route's OpenAPI description (operator-schemas.ts), collected by @fastify/swagger. The schemas
+ * describe; the handlers check their input (the messages name the field) and pass answers through.
+ */
+const described = (route: keyof typeof operatorRouteSchemas, url?: string) => ({
+  schema: { ...operatorRouteSchemas[route], tags: ["operator"] },
+  validatorCompiler: () => () => true,
+  serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+  // The wildcard's document path names what it stands for.
+  ...(url
+    ? { config: { swaggerTransform: ({ schema }: { schema: FastifySchema }) => ({ schema, url }) } }
+    : {}),
+});
+
+/**
  * The console's read-only view of the platform, on the gateway's origin (the console's CSP
  * allows no other) and behind the gateway's inbound key like every /v1 route: providers and the
  * audit log from the broker, workflows and their traces from the agent host, memory from the
@@ -32,13 +47,14 @@ const ids = /^[A-Za-z0-9_-]{1,128}$/;
 export function configureOperatorRoutes(app: FastifyInstance, options: OperatorRoutesOptions) {
   const { broker, memory, chat, timeoutMs } = options;
 
-  app.get("/v1/operator/providers", async (_request, reply) => {
+  app.get("/v1/operator/providers", described("providers"), async (_request, reply) => {
     const answer = await broker.listProviders({});
     return reply.send(toJson(brokerV1.ListProvidersResponseSchema, answer, json));
   });
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
     "/v1/operator/audit",
+    described("audit"),
     async (request, reply) => {
       const { event_type, resource_id, since, until, limit, offset } = request.query;
       const answer = await broker.listAuditEvents({
@@ -53,12 +69,16 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
     },
   );
 
-  app.get<{ Querystring: { limit?: string } }>("/v1/operator/workflows", (request, reply) =>
-    forward(reply, chat, "GET", `/chat/workflows${query({ limit: request.query.limit })}`),
+  app.get<{ Querystring: { limit?: string } }>(
+    "/v1/operator/workflows",
+    described("workflows"),
+    (request, reply) =>
+      forward(reply, chat, "GET", `/chat/workflows${query({ limit: request.query.limit })}`),
   );
 
   app.get<{ Params: { workflow_id: string; step_id: string } }>(
     "/v1/operator/workflows/:workflow_id/steps/:step_id",
+    described("step"),
     (request, reply) => {
       const { workflow_id, step_id } = request.params;
       traceIds(workflow_id, step_id);
@@ -68,6 +88,7 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
 
   app.get<{ Params: { workflow_id: string } }>(
     "/v1/operator/workflows/:workflow_id/stream",
+    described("stream"),
     async (request, reply) => {
       traceIds(request.params.workflow_id);
       const lastEventId = request.headers["last-event-id"];
@@ -104,6 +125,7 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
 
   app.get<{ Params: { "*": string }; Querystring: Record<string, string> }>(
     "/v1/operator/memory/*",
+    described("memoryView", "/v1/operator/memory/{view}"),
     (request, reply) => {
       const path = request.params["*"];
       if (!/^[a-z-]+$/.test(path)) {
@@ -113,11 +135,11 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
     },
   );
 
-  app.post("/v1/operator/memory/search", (request, reply) =>
+  app.post("/v1/operator/memory/search", described("memorySearch"), (request, reply) =>
     forward(reply, memory, "POST", "/api/v1/operator/search", request.body),
   );
 
-  app.post("/v1/operator/memory/forget", (request, reply) =>
+  app.post("/v1/operator/memory/forget", described("memoryForget"), (request, reply) =>
     forward(reply, memory, "POST", "/api/v1/operator/forget", request.body),
   );
 

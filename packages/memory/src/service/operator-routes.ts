@@ -19,6 +19,7 @@ import { userStore } from "../store/users.js";
 import { createEntityFacts } from "./entity-facts.js";
 import type { Forget } from "./forget.js";
 import { createMemorySearch, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT } from "./memory-search.js";
+import { operatorRouteSchemas } from "./operator-schemas.js";
 
 export interface OperatorRoutesOptions {
   sql: Sql;
@@ -39,7 +40,14 @@ const MAX_CHAINS = 100;
 const MAX_ENTITIES = 300;
 const ENTITY_FACTS = 50;
 
-const prefix = "/api/v1/operator";
+/** Where the operator routes are mounted (their document: openapi/memory.operator.openapi.json). */
+export const operatorPrefix = "/api/v1/operator";
+const prefix = operatorPrefix;
+
+/** A route's OpenAPI description (operator-schemas.ts), collected by @fastify/swagger. */
+const described = (route: keyof typeof operatorRouteSchemas) => ({
+  schema: { ...operatorRouteSchemas[route], tags: ["operator"] },
+});
 
 type Fields = Record<string, unknown>;
 
@@ -84,6 +92,10 @@ export async function registerOperatorRoutes(
   });
 
   await app.register(async (operator) => {
+    // The route schemas describe; the handlers validate (their messages name the field) and
+    // answer open-keyed objects (event metadata) that a schema serializer would strip.
+    operator.setValidatorCompiler(() => () => true);
+    operator.setSerializerCompiler(() => (data) => JSON.stringify(data));
     // onRequest of this scope runs after the host's authentication, before body and input checks.
     operator.addHook("onRequest", async (request) => {
       if (requestIdentity(request)) {
@@ -96,7 +108,7 @@ export async function registerOperatorRoutes(
 
     const query = (request: FastifyRequest) => request.query as Fields;
 
-    operator.get(`${prefix}/users`, async (request) => {
+    operator.get(`${prefix}/users`, described("users"), async (request) => {
       const tenantId = required(query(request), "tenant_id");
       const users = await userStore.list(sql, tenantId, MAX_USERS);
       return {
@@ -109,7 +121,7 @@ export async function registerOperatorRoutes(
       };
     });
 
-    operator.get(`${prefix}/user`, async (request) => {
+    operator.get(`${prefix}/user`, described("user"), async (request) => {
       const user = owner(query(request));
       const [sessions, chains] = await Promise.all([
         userStore.sessions(sql, user, SESSIONS_PER_AGENT),
@@ -158,7 +170,7 @@ export async function registerOperatorRoutes(
       };
     });
 
-    operator.get(`${prefix}/graph`, async (request) => {
+    operator.get(`${prefix}/graph`, described("graph"), async (request) => {
       const user = owner(query(request));
       const entities = await graphStore.entities(sql, user, MAX_ENTITIES);
       const edges = await graphStore.edgesAmong(
@@ -179,7 +191,7 @@ export async function registerOperatorRoutes(
       };
     });
 
-    operator.get(`${prefix}/entity`, async (request) => {
+    operator.get(`${prefix}/entity`, described("entity"), async (request) => {
       const fields = query(request);
       const user = owner(fields);
       const id = required(fields, "id");
@@ -204,7 +216,7 @@ export async function registerOperatorRoutes(
     if (forget) {
       // The console's erasure: a user across agents, or one agent of a user (agent_id given,
       // "" for the sessions that named none).
-      operator.post(`${prefix}/forget`, async (request) => {
+      operator.post(`${prefix}/forget`, described("forget"), async (request) => {
         const body = (request.body ?? {}) as Fields;
         if (typeof body !== "object" || Array.isArray(body)) {
           throw invalidArgument("the request body must be a JSON object");
@@ -232,7 +244,7 @@ export async function registerOperatorRoutes(
       });
     }
 
-    operator.post(`${prefix}/search`, async (request) => {
+    operator.post(`${prefix}/search`, described("search"), async (request) => {
       const body = (request.body ?? {}) as Fields;
       if (typeof body !== "object" || Array.isArray(body)) {
         throw invalidArgument("the request body must be a JSON object");
