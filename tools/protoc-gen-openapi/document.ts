@@ -1,15 +1,10 @@
+import { openApiDefaultServer, openApiLicence } from "@atrium/kit";
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import type { ServiceAccess } from "./access.js";
 import { descriptionOf } from "./comments.js";
 import { errorResponseComponents, errorSchemas } from "./error-responses.js";
 import { methodOperations } from "./operations.js";
 import { createSchemaCatalog, type OpenApiObject } from "./schemas.js";
-
-/** SPDX identifier of Atrium's licence (LICENSE at the repository root). */
-export const licence = {
-  name: "Apache-2.0",
-  url: "https://www.apache.org/licenses/LICENSE-2.0",
-};
 
 export interface OpenApiDocumentOptions {
   /** Proto package the document covers, e.g. `memory.v1`. */
@@ -55,9 +50,11 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiOb
       title: packageName,
       version,
       ...(description ? { description } : {}),
-      license: licence,
+      license: openApiLicence,
     },
-    ...(access ? { servers: [defaultServer(access.restPort)], security: access.security } : {}),
+    ...(access
+      ? { servers: [openApiDefaultServer(access.restPort)], security: access.security }
+      : {}),
     tags: services.map((service) => {
       const description = descriptionOf(service);
       return { name: service.name, ...(description ? { description } : {}) };
@@ -67,19 +64,6 @@ export function buildOpenApiDocument(options: OpenApiDocumentOptions): OpenApiOb
       schemas: { ...catalog.components(), ...errorSchemas(responses) },
       ...(Object.keys(responses).length > 0 ? { responses } : {}),
       ...(access ? { securitySchemes: access.securitySchemes } : {}),
-    },
-  };
-}
-
-/** The REST listener as `make start` runs it, with the parts a deployment changes as variables. */
-function defaultServer(port: number): OpenApiObject {
-  return {
-    url: "{scheme}://{host}:{port}",
-    description: "A self-hosted Atrium; the defaults are a local `make start`.",
-    variables: {
-      scheme: { default: "http", enum: ["http", "https"] },
-      host: { default: "localhost" },
-      port: { default: String(port) },
     },
   };
 }

@@ -141,6 +141,7 @@ export {
 } from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
 export { toFetchHeaders } from "./server/fetch-headers.js";
+export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js";
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {

@@ -3,6 +3,8 @@ import {
   authenticatorDescription,
   authenticatorSecurity,
   authenticatorSecuritySchemes,
+  openApiDefaultServer,
+  openApiLicence,
 } from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -34,19 +36,9 @@ export async function registerChatDescription(app: FastifyInstance): Promise<voi
           "The agent host: POST a message to the kernel and get one answer, follow the run's " +
           "trace events as Server-Sent Events, read them back later.\n\n" +
           authenticatorDescription("ATRIUM_AGENT"),
-        license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+        license: openApiLicence,
       },
-      servers: [
-        {
-          url: "{scheme}://{host}:{port}",
-          description: "A self-hosted Atrium; the defaults are a local `make start`.",
-          variables: {
-            scheme: { default: "http", enum: ["http", "https"] },
-            host: { default: "localhost" },
-            port: { default: "8000" },
-          },
-        },
-      ],
+      servers: [openApiDefaultServer(8000)],
       tags: [{ name: "chat", description: "Chat messages and their trace events." }],
       security: authenticatorSecurity,
       components: { securitySchemes: { ...authenticatorSecuritySchemes } },

@@ -1,5 +1,5 @@
 import { createRequire } from "node:module";
-import { authenticatorSecuritySchemes } from "@atrium/kit";
+import { authenticatorSecuritySchemes, openApiDefaultServer, openApiLicence } from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
 import Fastify from "fastify";
 import { configureOperatorRoutes } from "./operator-routes.js";
@@ -32,19 +32,9 @@ export async function gatewayOperatorOpenApiDocument(): Promise<Record<string, u
             "`GATEWAY_REQUIRE_API_KEY=true` every operator route needs `X-API-Key` matching one " +
             "of `GATEWAY_API_KEYS` (or the key files): a missing key answers 401, a wrong one " +
             "403. Callers outside `ALLOWED_CIDRS` get 403 `ip_not_allowed`.",
-          license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+          license: openApiLicence,
         },
-        servers: [
-          {
-            url: "{scheme}://{host}:{port}",
-            description: "A self-hosted Atrium; the defaults are a local `make start`.",
-            variables: {
-              scheme: { default: "http", enum: ["http", "https"] },
-              host: { default: "localhost" },
-              port: { default: "8082" },
-            },
-          },
-        ],
+        servers: [openApiDefaultServer(8082)],
         tags: [{ name: "operator", description: "The console's views of the platform." }],
         security: [{ ApiKey: [] }, {}],
         components: { securitySchemes: { ApiKey: authenticatorSecuritySchemes.ApiKey } },

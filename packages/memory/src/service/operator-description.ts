@@ -1,5 +1,10 @@
 import { createRequire } from "node:module";
-import { authenticatorDescription, authenticatorSecuritySchemes } from "@atrium/kit";
+import {
+  authenticatorDescription,
+  authenticatorSecuritySchemes,
+  openApiDefaultServer,
+  openApiLicence,
+} from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
 import Fastify from "fastify";
 import { type OperatorRoutesOptions, registerOperatorRoutes } from "./operator-routes.js";
@@ -27,19 +32,9 @@ export async function memoryOperatorOpenApiDocument(): Promise<Record<string, un
             authenticatorDescription("ATRIUM_MEMORY") +
             "\n\nA caller that authenticated as a JWT identity is an end user, not an operator: " +
             "every operator route answers it 403, so they are reached with the API key alone.",
-          license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+          license: openApiLicence,
         },
-        servers: [
-          {
-            url: "{scheme}://{host}:{port}",
-            description: "A self-hosted Atrium; the defaults are a local `make start`.",
-            variables: {
-              scheme: { default: "http", enum: ["http", "https"] },
-              host: { default: "localhost" },
-              port: { default: "8080" },
-            },
-          },
-        ],
+        servers: [openApiDefaultServer(8080)],
         tags: [{ name: "operator", description: "An operator's view of users' memory." }],
         security: [{ ApiKey: [] }, { ApiKeyBearer: [] }, {}],
         components: {
