@@ -27,7 +27,7 @@ const run = randomBytes(4).toString("hex");
 before(async () => {
   if (!(await serverAvailable("postgres")) || !(await serverAvailable("redis"))) return;
   pg = await createTestPostgres();
-  svc = await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl() });
+  svc = await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl(3) });
 });
 after(async () => {
   await svc?.stop();

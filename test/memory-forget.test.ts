@@ -50,10 +50,10 @@ describe("Forget leaves nothing behind", () => {
     const pg: TestPostgres = await createTestPostgres();
     cleanups.push(() => pg.drop());
     const blobs = blobDir();
-    const env = { DATABASE_URL: pg.url, REDIS_URL: redisUrl(), BLOB_STORE_URL: `file://${blobs}` };
+    const env = { DATABASE_URL: pg.url, REDIS_URL: redisUrl(2), BLOB_STORE_URL: `file://${blobs}` };
     const services = [await startTestService(env), await startTestService(env)];
     for (const s of services) cleanups.push(() => s.stop());
-    const cache = createCache({ redisUrl: redisUrl() });
+    const cache = createCache({ redisUrl: redisUrl(2) });
     cleanups.push(() => cache.close());
     await runCanary({
       instances: services.map(restOf),

@@ -24,7 +24,7 @@ describe("read-your-writes on PostgreSQL + Redis, two instances", () => {
     if (!(await serverAvailable("postgres")) || !(await serverAvailable("redis"))) return;
     pg = await createTestPostgres();
     for (let i = 0; i < 2; i++) {
-      services.push(await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl() }));
+      services.push(await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl(1) }));
     }
   });
   after(async () => {

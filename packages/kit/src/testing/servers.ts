@@ -10,8 +10,15 @@ export function postgresUrl(): string {
   return process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 }
 
-export function redisUrl(): string {
-  return process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+/**
+ * The test Redis, or one of its numbered databases. Services started by tests that run at the
+ * same time share the chain-check queue's keys in one database, and each would take the other's
+ * jobs for scopes its own PostgreSQL schema does not hold: a suite whose services must check
+ * their own chains takes a database of its own.
+ */
+export function redisUrl(database = 0): string {
+  const url = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+  return database === 0 ? url : `${url.replace(/\/\d*$/, "")}/${database}`;
 }
 
 const probes = new Map<RealServer, Promise<boolean>>();
