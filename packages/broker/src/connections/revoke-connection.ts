@@ -33,6 +33,7 @@ export async function revokeConnection(
   ctx: BrokerContext,
   request: RevokeRequest,
 ): Promise<RevocationResult> {
+  if (!request.id) throw connectionNotFound(request.id);
   const reason = request.reason ?? "";
   const target = await resolveUpstream(ctx, request.id);
   return ctx.sql.transaction(async (tx) => {

@@ -9,7 +9,8 @@ import {
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { CallerContext } from "../audit/audit-log.js";
-import type { ConnectionService, TokenView } from "../connections/connection-service.js";
+import type { ConnectionService } from "../connections/connection-service.js";
+import type { TokenView } from "../connections/token-read.js";
 import { callerFrom, ts } from "./handler-values.js";
 
 type TokenMessage = MessageInitShape<typeof brokerV1.TokenResponseSchema>;
