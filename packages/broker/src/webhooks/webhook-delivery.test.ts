@@ -6,15 +6,15 @@ import { test } from "node:test";
 import { createPgliteSql, createPostgresSql, type Sql } from "@atrium/kit";
 import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
 import { startTestBroker, type TestBroker } from "../testing/test-broker.js";
-import { startWebhookReceiver } from "../testing/webhook-receiver.js";
-import { enqueueWebhookEvent } from "./webhook-events.js";
 import {
   revoked,
   signatureValid,
   startWebhookBroker,
   subscribe,
   webhookEnv,
-} from "./webhook-fixture.js";
+} from "../testing/webhook-fixture.js";
+import { startWebhookReceiver } from "../testing/webhook-receiver.js";
+import { enqueueWebhookEvent } from "./webhook-events.js";
 
 interface DeliveryView {
   id: string;

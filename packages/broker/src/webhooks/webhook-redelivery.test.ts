@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { needsServer } from "@atrium/kit/testing";
+import { revoked, startWebhookBroker, subscribe } from "../testing/webhook-fixture.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
-import { revoked, startWebhookBroker, subscribe } from "./webhook-fixture.js";
 
 interface DeliveryView {
   id: string;

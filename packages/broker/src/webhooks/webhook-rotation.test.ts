@@ -3,9 +3,14 @@ import { test } from "node:test";
 import type { Sql } from "@atrium/kit";
 import { needsServer } from "@atrium/kit/testing";
 import type { TestBroker } from "../testing/test-broker.js";
+import {
+  expectedSignature,
+  revoked,
+  startWebhookBroker,
+  subscribe,
+} from "../testing/webhook-fixture.js";
 import type { ReceivedWebhook, WebhookReceiver } from "../testing/webhook-receiver.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
-import { expectedSignature, revoked, startWebhookBroker, subscribe } from "./webhook-fixture.js";
 
 /** Deliveries happen only on the test's own worker passes (deliverOne). */
 const manualDelivery = { env: { WEBHOOK_DELIVERY: "false" } };

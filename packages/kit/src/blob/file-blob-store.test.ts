@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { Code } from "../errors.js";
-import { blobContract } from "./blob-contract.js";
+import { blobContract } from "../testing/blob-contract.js";
 import { createFileBlobStore } from "./file-blob-store.js";
 
 async function temporaryRoot(t: { after(fn: () => Promise<void>): void }): Promise<string> {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before } from "node:test";
 import S3rver from "s3rver";
-import { blobContract } from "./blob-contract.js";
+import { blobContract } from "../testing/blob-contract.js";
 import { createS3BlobStore } from "./s3-blob-store.js";
 
 const bucket = "atrium-test";

@@ -1,4 +1,4 @@
-import { cacheContract } from "./cache-contract.js";
+import { cacheContract } from "../testing/cache-contract.js";
 import { createMemoryCache } from "./memory-cache.js";
 
 cacheContract("memory", async (_t, onHandlerError) => createMemoryCache({ onHandlerError }));

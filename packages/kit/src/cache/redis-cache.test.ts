@@ -3,10 +3,10 @@ import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
+import { cacheContract } from "../testing/cache-contract.js";
 import { eventually } from "../testing/eventually.js";
 import { killRedisConnection } from "../testing/redis-connections.js";
 import { needsServer, redisUrl } from "../testing/servers.js";
-import { cacheContract } from "./cache-contract.js";
 import { createRedisCache } from "./redis-cache.js";
 
 cacheContract("redis", async (t, onHandlerError) => {

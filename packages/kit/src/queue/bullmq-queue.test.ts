@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
+import { queueContract } from "../testing/queue-contract.js";
 import { needsServer, redisUrl } from "../testing/servers.js";
 import { createBullmqQueue } from "./bullmq-queue.js";
-import { queueContract } from "./queue-contract.js";
 
 /** Removes every key under a test's own prefix. */
 async function deleteKeys(prefix: string): Promise<void> {

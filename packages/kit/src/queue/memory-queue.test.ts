@@ -1,4 +1,4 @@
+import { queueContract } from "../testing/queue-contract.js";
 import { createMemoryQueue } from "./memory-queue.js";
-import { queueContract } from "./queue-contract.js";
 
 queueContract("memory", async () => createMemoryQueue());

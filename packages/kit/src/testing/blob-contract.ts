@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
+import type { BlobStore } from "../blob/blob.js";
 import { Code } from "../errors.js";
-import type { BlobStore } from "./blob.js";
 
 /**
  * Opens the store for one test, or returns undefined when the test was skipped. `outsideUri`

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Job, Queue } from "./queue.js";
+import type { Job, Queue } from "../queue/queue.js";
 
 /**
  * Opens a fresh queue for one test and arranges to close it and remove what it left behind, or

@@ -1,16 +1,12 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import type { TestContext } from "node:test";
-import {
-  startBrokerOnTestPostgres,
-  type TestBroker,
-  testBrokerEnv,
-} from "../testing/test-broker.js";
+import { startBrokerOnTestPostgres, type TestBroker, testBrokerEnv } from "./test-broker.js";
 import {
   type ReceivedWebhook,
   type ReceiverAnswer,
   startWebhookReceiver,
-} from "../testing/webhook-receiver.js";
+} from "./webhook-receiver.js";
 
 /**
  * What the webhook tests share: a broker allowed to deliver to a loopback receiver with fast

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { describe, type TestContext, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { eventually } from "../testing/eventually.js";
-import type { Cache } from "./cache.js";
-import type { HandlerErrorReporter } from "./handler-error.js";
+import type { Cache } from "../cache/cache.js";
+import type { HandlerErrorReporter } from "../cache/handler-error.js";
+import { eventually } from "./eventually.js";
 
 /** Opens a fresh cache for one test, or returns undefined when the test was skipped. */
 export type OpenCache = (
