@@ -19,6 +19,9 @@ const schema = z.object({
   // Read as the broker reads it (true/false/1/0): under `atrium start` both share the variable.
   AUTO_MIGRATE: envBoolean().default(true),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
+  // Unset: derived from DATABASE_URL (or ATRIUM_DATA_DIR), so deployments sharing a Redis never
+  // take each other's chain-check jobs.
+  MEMORY_QUEUE_PREFIX: envString().optional(),
   BLOB_STORE_URL: z.string().optional(),
   EMBEDDINGS_PROVIDER: z.enum(["glove", "hash", "hash-v1", "openai"]).default("glove"),
   EMBEDDINGS_BASE_URL: envUrl({ protocols: ["http", "https"] }).default(

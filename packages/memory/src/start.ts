@@ -141,7 +141,12 @@ export async function startMemoryService(
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
     resources.defer(() => textAnalysis.close());
-    const queue = createQueue({ redisUrl, onRedisStateChange });
+    const queue = createQueue({
+      redisUrl,
+      onRedisStateChange,
+      prefix: config.MEMORY_QUEUE_PREFIX,
+      deployment: { databaseUrl: config.DATABASE_URL?.toString(), dataDir: config.ATRIUM_DATA_DIR },
+    });
     // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
     // abandoned, its messages stay pending and the next start-up sweep queues them again.
     resources.defer(() => queue.close({ graceMs: queueCloseMs }));

@@ -11,10 +11,10 @@ export function postgresUrl(): string {
 }
 
 /**
- * The test Redis, or one of its numbered databases. Services started by tests that run at the
- * same time share the chain-check queue's keys in one database, and each would take the other's
- * jobs for scopes its own PostgreSQL schema does not hold: a suite whose services must check
- * their own chains takes a database of its own.
+ * The test Redis, or one of its numbered databases. Services on other PostgreSQL schemas have
+ * queues of their own (the prefix derives from DATABASE_URL), but they share one database's
+ * load and caches: a suite whose services must check their own chains in time takes a database
+ * of its own (1 read-your-writes, 2 forget, 3 chain fairness, 5 the queue prefix test).
  */
 export function redisUrl(database = 0): string {
   const url = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
