@@ -1,7 +1,13 @@
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
-import { AtriumError, Code, normalizeHandlerError, restError } from "./errors.js";
+import {
+  AtriumError,
+  Code,
+  codeForHttpStatus,
+  normalizeHandlerError,
+  restError,
+} from "./errors.js";
 import { createLogger } from "./logger/logger.js";
 
 test("REST error bodies carry the gRPC code name and the message", () => {
@@ -71,4 +77,17 @@ test("a handler error that is not ours is logged once with its cause; ours are n
     lines.map((l) => [l.msg, l.err?.message]),
     [["thing failed", "pool exhausted"]],
   );
+});
+
+test("a REST status maps back to the code the table gives it", () => {
+  const cases: [number, Code][] = [
+    [400, Code.InvalidArgument],
+    [404, Code.NotFound],
+    [409, Code.AlreadyExists],
+    [412, Code.FailedPrecondition],
+    [500, Code.Internal],
+    [503, Code.Unavailable],
+    [418, Code.Unknown],
+  ];
+  for (const [status, code] of cases) assert.equal(codeForHttpStatus(status), code, `${status}`);
 });

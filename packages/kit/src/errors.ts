@@ -27,6 +27,16 @@ export function httpStatusForCode(code: Code): number {
   return httpStatusByCode[code] ?? 500;
 }
 
+/**
+ * The table read backwards, for a REST answer that names no code: Internal for 500, else the
+ * first code with this status (400 is InvalidArgument, 409 AlreadyExists), Unknown for a status
+ * the table lacks.
+ */
+export function codeForHttpStatus(status: number): Code {
+  const codes = [Code.Internal, ...(Object.keys(httpStatusByCode).map(Number) as Code[])];
+  return codes.find((code) => httpStatusByCode[code] === status) ?? Code.Unknown;
+}
+
 export interface AtriumErrorOptions {
   /** Overrides the HTTP status from the table (for bodies a spec fixes, e.g. 410 connection_revoked). */
   httpStatus?: number;
@@ -35,6 +45,8 @@ export interface AtriumErrorOptions {
   cause?: unknown;
   /** When a retry may succeed: REST `Retry-After`, gRPC `retry-after` metadata. */
   retryAfterSeconds?: number;
+  /** Structured details for gRPC callers (fixed-error.ts sends google.rpc.ErrorInfo). */
+  details?: ConnectError["details"];
 }
 
 /**
@@ -57,6 +69,7 @@ export class AtriumError extends ConnectError {
         ? undefined
         : { "retry-after": String(options.retryAfterSeconds) };
     super(message, code, metadata, undefined, options.cause);
+    if (options.details) this.details = options.details;
     // ConnectError pins its own prototype; restore ours so `instanceof AtriumError` holds.
     // Connect recognizes its errors by `name === "ConnectError"`, so the name stays as is.
     Object.setPrototypeOf(this, new.target.prototype);
@@ -87,7 +100,7 @@ export const internal = (message: string, cause?: unknown) =>
 export function toAtriumError(error: unknown): AtriumError {
   if (error instanceof AtriumError) return error;
   if (error instanceof ConnectError) {
-    return new AtriumError(error.code, error.rawMessage, { cause: error });
+    return new AtriumError(error.code, error.rawMessage, { cause: error, details: error.details });
   }
   return new AtriumError(Code.Internal, "internal error", { cause: error });
 }
@@ -110,20 +123,6 @@ export interface RestErrorBody {
   message: string;
   [key: string]: unknown;
 }
-
-/** RestErrorBody as JSON Schema, for the OpenAPI documents (generated and route-collected). */
-export const restErrorBodySchema = {
-  type: "object",
-  description:
-    "The body of an error response: the gRPC code's name, or a token the contract fixes " +
-    "(`connection_not_active`, `ip_not_allowed`, `provider_not_validatable`, " +
-    "`invalid_credentials`, `provider_unavailable`, `invalid_argument`), and a message.",
-  required: ["code", "message"],
-  properties: {
-    code: { type: "string", description: "The gRPC status code name, e.g. `NotFound`." },
-    message: { type: "string", description: "What went wrong, for a human." },
-  },
-} as const;
 
 /**
  * REST status, body and headers for an error: `{"code": "<GrpcCodeName>", "message": "…"}`, with

@@ -75,6 +75,26 @@ export {
 export { ConfigError, type Env, loadConfig } from "./config/load-config.js";
 export * from "./errors.js";
 export {
+  defineFixedError,
+  errorInfoOf,
+  type FixedError,
+  type FixedErrorOptions,
+  type FixedErrorSpec,
+  fixedErrorBody,
+  fixedErrorDomain,
+} from "./fixed-error.js";
+export { fixedErrorFrom, fixedErrorFromBody } from "./fixed-error-relay.js";
+export {
+  attentionRequired,
+  connectionNotActive,
+  connectionRevoked,
+  fixedErrors,
+  invalidCredentials,
+  ipNotAllowed,
+  providerNotValidatable,
+  providerUnavailable,
+} from "./fixed-errors.js";
+export {
   createPeriodicPass,
   type PeriodicPass,
   type PeriodicPassOptions,
@@ -124,6 +144,7 @@ export type {
   QueueCloseOptions,
   RunningJob,
 } from "./queue/queue.js";
+export { restErrorBodySchema } from "./rest-error-body.js";
 export { freezeResult } from "./rpc/frozen-result.js";
 export {
   createGrpcClientTransport,

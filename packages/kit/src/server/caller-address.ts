@@ -1,5 +1,5 @@
 import { createContextKey } from "@connectrpc/connect";
-import { AtriumError, Code } from "../errors.js";
+import { ipNotAllowed } from "../fixed-errors.js";
 import { type Cidr, createCidrMatcher, resolveClientIp } from "./cidr.js";
 
 /**
@@ -30,7 +30,7 @@ export interface CallerAddressOptions {
 
 export interface CallerAddressPolicy {
   resolve(peer: string | undefined, forwardedFor: string | string[] | undefined): string;
-  /** Throws the refusal (REST 403 `ip_not_allowed`, gRPC PERMISSION_DENIED) for other callers. */
+  /** Throws the refusal (ipNotAllowed: REST 403, gRPC PERMISSION_DENIED) for other callers. */
   check(address: string): void;
 }
 
@@ -46,9 +46,7 @@ export function createCallerAddressPolicy(options: CallerAddressOptions = {}): C
     },
     check(address) {
       if (allowed && !allowed(address)) {
-        throw new AtriumError(Code.PermissionDenied, "caller address is not allowed", {
-          httpBody: { code: "ip_not_allowed", message: "caller address is not allowed" },
-        });
+        throw ipNotAllowed({});
       }
     },
   };

@@ -25,9 +25,9 @@ export interface ServiceHostOptions {
   services?: { service: DescService; implementation: Partial<ServiceImpl<DescService>> }[];
   authenticator?: Authenticator;
   /**
-   * Callers whose address (see `trustedProxies`) is outside these ranges get REST 403
-   * `ip_not_allowed` / gRPC PERMISSION_DENIED before authentication; /health and /metrics stay
-   * open. Empty or absent: no restriction.
+   * Callers whose address (see `trustedProxies`) is outside these ranges get the fixed error
+   * ipNotAllowed (REST 403, gRPC PERMISSION_DENIED) before authentication; /health and /metrics
+   * stay open. Empty or absent: no restriction.
    */
   allowedCidrs?: Cidr[];
   /**
