@@ -1,45 +1,11 @@
-import { AtriumError, Code } from "@atrium/kit";
+import {
+  AtriumError,
+  Code,
+  codeForHttpStatus,
+  fixedErrorFrom,
+  fixedErrorFromBody,
+} from "@atrium/kit";
 import { ConnectError } from "@connectrpc/connect";
-
-/**
- * The broker's spec-fixed REST bodies. Over gRPC the broker sends the code and a message ending
- * in "(<token>)", so the gateway rebuilds the same status and body from that token whichever
- * transport carried the call.
- */
-const fixedAnswers: Record<
-  string,
-  { status: number; body: (message: string) => Record<string, unknown> }
-> = {
-  attention_required: { status: 409, body: () => ({ error: "attention_required" }) },
-  connection_revoked: { status: 410, body: () => ({ code: "connection_revoked" }) },
-  connection_not_active: {
-    status: 400,
-    body: (message) => ({ code: "connection_not_active", message }),
-  },
-  provider_not_validatable: {
-    status: 422,
-    body: (message) => ({ code: "provider_not_validatable", message }),
-  },
-  invalid_credentials: {
-    status: 422,
-    body: (message) => ({ code: "invalid_credentials", message }),
-  },
-};
-
-const codeByStatus: Record<number, Code> = {
-  400: Code.InvalidArgument,
-  401: Code.Unauthenticated,
-  403: Code.PermissionDenied,
-  404: Code.NotFound,
-  409: Code.FailedPrecondition,
-  410: Code.FailedPrecondition,
-  412: Code.FailedPrecondition,
-  422: Code.FailedPrecondition,
-  429: Code.ResourceExhausted,
-  501: Code.Unimplemented,
-  503: Code.Unavailable,
-  504: Code.DeadlineExceeded,
-};
 
 /**
  * The broker's advice on when to retry (REST `Retry-After`, gRPC `retry-after` metadata), passed
@@ -50,32 +16,27 @@ function retryAfterSeconds(value: string | null | undefined): number | undefined
   return Number(value.trim());
 }
 
-/** A broker error that arrived over gRPC, as the gateway answers it on both of its transports. */
+/**
+ * A broker error that arrived over gRPC, as the gateway answers it on both of its transports: a
+ * fixed error (kit's registry) with the contract's REST status and body, rebuilt from its
+ * ErrorInfo detail; any other with its code and message.
+ */
 export function fromBrokerGrpcError(error: ConnectError): AtriumError {
-  const message = error.rawMessage;
-  const retryAfter = retryAfterSeconds(error.metadata.get("retry-after"));
-  const token = /\(([a-z_]+)\)\s*$/.exec(message)?.[1];
-  const fixed = token === undefined ? undefined : fixedAnswers[token];
-  if (fixed) {
-    // The broker's REST message for connection_not_active is "connection is <status>".
-    const status = / is ([a-z_]+) \(connection_not_active\)\s*$/.exec(message)?.[1];
-    const plain = status ? `connection is ${status}` : message.replace(/\s*\([a-z_]+\)\s*$/, "");
-    return new AtriumError(error.code, plain, {
-      httpStatus: fixed.status,
-      httpBody: fixed.body(plain),
-      cause: error,
-      retryAfterSeconds: retryAfter,
-    });
-  }
+  const options = {
+    cause: error,
+    retryAfterSeconds: retryAfterSeconds(error.metadata.get("retry-after")),
+  };
+  const fixed = fixedErrorFrom(error, options);
+  if (fixed) return fixed;
   if (error.code === Code.Unauthenticated || error.code === Code.PermissionDenied) {
     return brokerRejectedGateway(error);
   }
-  return new AtriumError(error.code, message, { cause: error, retryAfterSeconds: retryAfter });
+  return new AtriumError(error.code, error.rawMessage, options);
 }
 
 /**
  * A broker error that arrived over REST: its status, body and `Retry-After` go to the caller
- * unchanged.
+ * unchanged; gRPC callers get the code the body names, or the one the status maps to.
  */
 export function fromBrokerRestError(
   status: number,
@@ -84,16 +45,19 @@ export function fromBrokerRestError(
 ): AtriumError {
   const record =
     typeof body === "object" && body !== null ? (body as Record<string, unknown>) : undefined;
-  const named =
-    typeof record?.code === "string" ? Code[record.code as keyof typeof Code] : undefined;
-  const code = typeof named === "number" ? named : (codeByStatus[status] ?? Code.Internal);
   const message =
     typeof record?.message === "string" ? record.message : `broker answered ${status}`;
   if (status === 401 || status === 403) return brokerRejectedGateway(new Error(message));
+  const options = { retryAfterSeconds: retryAfterSeconds(retryAfter) };
+  const fixed = record && fixedErrorFromBody(status, record, message, options);
+  if (fixed) return fixed;
+  const named =
+    typeof record?.code === "string" ? Code[record.code as keyof typeof Code] : undefined;
+  const code = typeof named === "number" ? named : codeForHttpStatus(status);
   return new AtriumError(code, message, {
+    ...options,
     httpStatus: status,
     httpBody: record ?? { code: Code[code], message },
-    retryAfterSeconds: retryAfterSeconds(retryAfter),
   });
 }
 

@@ -1,27 +1,12 @@
-import { AtriumError, Code } from "@atrium/kit";
+import {
+  AtriumError,
+  attentionRequired,
+  Code,
+  connectionNotActive,
+  connectionRevoked,
+} from "@atrium/kit";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { BrokerImpl } from "./scripted-broker.js";
-
-// Built the way the broker builds them: the spec's body on REST, the token in the gRPC message.
-const attention = (id: string) =>
-  new AtriumError(
-    Code.FailedPrecondition,
-    `connection ${id} needs a new consent (attention_required)`,
-    {
-      httpStatus: 409,
-      httpBody: { error: "attention_required" },
-    },
-  );
-const revoked = (id: string) =>
-  new AtriumError(Code.FailedPrecondition, `connection ${id} was revoked (connection_revoked)`, {
-    httpStatus: 410,
-    httpBody: { code: "connection_revoked" },
-  });
-const notActive = (id: string) =>
-  new AtriumError(Code.FailedPrecondition, `connection ${id} is failed (connection_not_active)`, {
-    httpStatus: 400,
-    httpBody: { code: "connection_not_active", message: "connection is failed" },
-  });
 
 const agent = (id: string, workspaceId: string) => ({
   id,
@@ -33,9 +18,9 @@ const agent = (id: string, workspaceId: string) => ({
 /** Agents "missing" (404) and "disabled" (sessions refused, 412). Connections named by their behaviour: "attention", "revoked", "failed", "missing", "db-down" (503, retry after 1 s), "slow-grpc", "sigv4", anything else is active. */
 export function brokerScript(overrides: BrokerImpl = {}): BrokerImpl {
   const failures = (id: string) => {
-    if (id === "attention") throw attention(id);
-    if (id === "revoked") throw revoked(id);
-    if (id === "failed") throw notActive(id);
+    if (id === "attention") throw attentionRequired({ connection_id: id });
+    if (id === "revoked") throw connectionRevoked({ connection_id: id });
+    if (id === "failed") throw connectionNotActive({ connection_id: id, status: "failed" });
     if (id === "missing") throw new AtriumError(Code.NotFound, `connection ${id} not found`);
     if (id === "db-down") {
       throw new AtriumError(Code.Unavailable, "database unavailable", { retryAfterSeconds: 1 });
