@@ -2,13 +2,19 @@ import { sdkVersion } from "@atrium/sdk";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ListToolsRequestSchema,
+  type ListToolsResult,
+  RequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { z } from "zod";
 import { registerResources } from "./resources.js";
 import type { HttpRequestLimits } from "./tool-context.js";
 import { registerAskTool } from "./tools/ask.js";
 import { registerHttpRequestTool } from "./tools/http-request.js";
 import { registerMemoryTools } from "./tools/memory-tools.js";
+import { metaKeys, supportedProtocolVersions } from "./transport/stateless-lifecycle.js";
 
 export interface AtriumMcpServerOptions {
   /** The only setting a server is built with (the tool descriptions state them). */
@@ -28,15 +34,37 @@ const instructions =
  */
 const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
+const serverInfo = { name: "atrium", title: "Atrium", version: sdkVersion };
+
+/**
+ * What initialize and server/discover declare. The SDK declares listChanged for every kind of
+ * list it serves; a stateless endpoint has no stream to send that notification on (GET /mcp is
+ * 405, 2026-07-28's subscriptions/listen is not served) and the lists never change while the
+ * process runs, so it is declared false. No tool logs: a client may still set a level
+ * (2025-11-25 servers answer logging/setLevel), and is sent nothing at any level.
+ */
+const capabilities = {
+  tools: { listChanged: false },
+  resources: { listChanged: false },
+  logging: {},
+};
+
+const DiscoverRequestSchema = RequestSchema.extend({ method: z.literal("server/discover") });
+
 function buildServer(options: AtriumMcpServerOptions): McpServer {
-  const server = new McpServer(
-    { name: "atrium", title: "Atrium", version: sdkVersion },
-    { capabilities: { tools: {}, resources: {} }, instructions, jsonSchemaValidator },
-  );
+  const server = new McpServer(serverInfo, { capabilities, instructions, jsonSchemaValidator });
   registerMemoryTools(server);
   registerAskTool(server);
   registerHttpRequestTool(server, options.limits);
   registerResources(server);
+  server.server.registerCapabilities(capabilities);
+  // 2026-07-28 has no initialize: this is how its clients learn the same things.
+  server.server.setRequestHandler(DiscoverRequestSchema, () => ({
+    supportedVersions: supportedProtocolVersions,
+    capabilities,
+    instructions,
+    _meta: { [metaKeys.serverInfo]: serverInfo },
+  }));
   return server;
 }
 

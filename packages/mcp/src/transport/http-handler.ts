@@ -14,7 +14,17 @@ import {
   type ExchangeSink,
   type ExchangeTransport,
 } from "./exchange-transport.js";
-import { checkPostHeaders, type PostRefusal, parseMessages } from "./post-checks.js";
+import {
+  checkPostHeaders,
+  checkProtocolVersion,
+  type PostRefusal,
+  parseMessages,
+} from "./post-checks.js";
+import {
+  checkStatelessRequest,
+  speaksStatelessLifecycle,
+  statelessAnswer,
+} from "./stateless-lifecycle.js";
 
 export interface McpHttpCall {
   /** The tool context of this caller (its scope and backends acting with its key). */
@@ -94,11 +104,15 @@ function writeJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-const refuse = (res: ServerResponse, refusal: PostRefusal) =>
+const refuse = (
+  res: ServerResponse,
+  refusal: PostRefusal & { data?: unknown },
+  id: string | number | null = null,
+) =>
   writeJson(res, refusal.status, {
     jsonrpc: "2.0",
-    error: { code: refusal.code, message: refusal.message },
-    id: null,
+    error: { code: refusal.code, message: refusal.message, data: refusal.data },
+    id,
   });
 
 /**
@@ -146,8 +160,23 @@ export function createMcpHttpHandler(): McpHttpHandler {
         writeJson(res, 200, Array.isArray(body) ? errors : errors[0]);
         return;
       }
-      const parsed = parseMessages(req.headers, body);
+      const parsed = parseMessages(body);
       if (!("messages" in parsed)) return refuse(res, parsed);
+      const stateless = speaksStatelessLifecycle(req.headers, body);
+      if (stateless) {
+        if (Array.isArray(body)) {
+          return refuse(res, {
+            status: 400,
+            code: ErrorCode.InvalidRequest,
+            message: "Invalid Request: MCP 2026-07-28 has no batches; send one message per POST",
+          });
+        }
+        const refusal = checkStatelessRequest(req.headers, parsed.messages[0]);
+        if (refusal) return refuse(res, refusal, (body as JsonRpcLike).id ?? null);
+      } else {
+        const refusal = checkProtocolVersion(req.headers, parsed.messages);
+        if (refusal) return refuse(res, refusal);
+      }
       const messages = parsed.messages as JsonRpcLike[];
       const mine: [string, Cancellation][] = [];
       for (const message of messages) {
@@ -194,7 +223,8 @@ export function createMcpHttpHandler(): McpHttpHandler {
       const wantsProgress = messages.some(
         (message) => message.id !== undefined && message.params?._meta?.progressToken !== undefined,
       );
-      const sink = wantsProgress ? sseAnswer(res) : jsonAnswer(res);
+      const answer = wantsProgress ? sseAnswer(res) : jsonAnswer(res);
+      const sink = stateless ? statelessSink(answer, messages[0].method) : answer;
       // Settles when the answer is written, or when the client left before it was.
       await new Promise<void>((resolve) => {
         res.once("close", resolve);
@@ -217,22 +247,38 @@ export function createMcpHttpHandler(): McpHttpHandler {
   };
 }
 
+interface AnswerSink extends ExchangeSink {
+  answered(responses: JSONRPCMessage[], status?: number): void;
+}
+
 /** One JSON body once every request is answered: the answer itself when there is one. */
-function jsonAnswer(res: ServerResponse): ExchangeSink {
+function jsonAnswer(res: ServerResponse): AnswerSink {
   return {
     notify() {},
-    answered(responses) {
+    answered(responses, status = 200) {
       if (responses.length === 0) {
         res.writeHead(202).end();
         return;
       }
-      writeJson(res, 200, responses.length === 1 ? responses[0] : responses);
+      writeJson(res, status, responses.length === 1 ? responses[0] : responses);
+    },
+  };
+}
+
+/** The answer to a 2026-07-28 request (one per POST), shaped and given its status as it wants. */
+function statelessSink(sink: AnswerSink, method: string | undefined): ExchangeSink {
+  return {
+    notify: sink.notify,
+    answered(responses) {
+      if (responses.length === 0) return sink.answered(responses);
+      const { status, message } = statelessAnswer(method, responses[0]);
+      sink.answered([message], status);
     },
   };
 }
 
 /** An SSE stream opened at once: notifications as they come, then the answers, then the end. */
-function sseAnswer(res: ServerResponse): ExchangeSink {
+function sseAnswer(res: ServerResponse): AnswerSink {
   res.writeHead(200, sseHeaders);
   res.flushHeaders();
   const keepAlive = armSseKeepAlive(DEFAULT_SSE_KEEP_ALIVE_MS, () => {

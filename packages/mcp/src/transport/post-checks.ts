@@ -8,6 +8,7 @@ import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from "@modelcontextprotocol/sdk/types.js";
+import { supportedProtocolVersions } from "./stateless-lifecycle.js";
 
 /** A POST refused before any message runs: its HTTP status and JSON-RPC error. */
 export interface PostRefusal {
@@ -39,14 +40,8 @@ export function checkPostHeaders(headers: IncomingHttpHeaders): PostRefusal | un
   return undefined;
 }
 
-/**
- * Batch size, message shape, one initialize alone, and a supported MCP-Protocol-Version on
- * anything else.
- */
-export function parseMessages(
-  headers: IncomingHttpHeaders,
-  body: unknown,
-): { messages: JSONRPCMessage[] } | PostRefusal {
+/** Batch size, message shape, and one initialize alone. */
+export function parseMessages(body: unknown): { messages: JSONRPCMessage[] } | PostRefusal {
   if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) {
     return {
       status: 400,
@@ -74,15 +69,26 @@ export function parseMessages(
         message: "Invalid Request: Only one initialization request is allowed",
       };
     }
-    return { messages };
   }
+  return { messages };
+}
+
+/**
+ * A supported MCP-Protocol-Version on anything but initialize, for the revisions up to
+ * 2025-11-25 (2026-07-28 has checks of its own: stateless-lifecycle.ts).
+ */
+export function checkProtocolVersion(
+  headers: IncomingHttpHeaders,
+  messages: JSONRPCMessage[],
+): PostRefusal | undefined {
+  if (messages.some((m) => "method" in m && m.method === "initialize")) return undefined;
   const version = headers["mcp-protocol-version"];
   if (typeof version === "string" && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     return {
       status: 400,
       code: -32000,
-      message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+      message: `Bad Request: Unsupported protocol version: ${version} (supported versions: ${supportedProtocolVersions.join(", ")})`,
     };
   }
-  return { messages };
+  return undefined;
 }
