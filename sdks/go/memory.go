@@ -54,6 +54,9 @@ type InteractionInput struct {
 	AgentResponse string            `json:"agent_response,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	Timestamp     string            `json:"timestamp,omitempty"`
+	// AgentResponseSource says where AgentResponse came from: agent (default), tool, or memory
+	// when it quotes memory back (then no search quotes it as evidence).
+	AgentResponseSource string `json:"agent_response_source,omitempty"`
 	// IdempotencyKey, when set, goes out as Idempotency-Key: a retry with the same key (within a
 	// day) returns the first result and stores nothing twice.
 	IdempotencyKey string `json:"-"`
@@ -72,6 +75,8 @@ type EventInput struct {
 	Content   string            `json:"content,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 	Timestamp string            `json:"timestamp,omitempty"`
+	// Source says where Content came from: user, agent, system, tool or memory (default: Role).
+	Source string `json:"source,omitempty"`
 	// IdempotencyKey: as for InteractionInput.
 	IdempotencyKey string `json:"-"`
 	// Payload is base64; it needs MimeType and a blob store on the server (else 412).
@@ -92,6 +97,8 @@ type StmEvent struct {
 	Metadata     map[string]string `json:"metadata"`
 	BlobURI      string            `json:"blob_uri"`
 	BlobMimeType string            `json:"blob_mime_type"`
+	// Source: user, agent, system, tool or memory (quoted back from memory).
+	Source string `json:"source"`
 }
 
 type DialoguePage struct {

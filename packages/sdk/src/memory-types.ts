@@ -3,6 +3,8 @@
 
 export type EventRole = "user" | "agent" | "system";
 export type EventType = "message" | "thought" | "action" | "observation";
+/** Where an event's text came from; a `memory` turn (quoted back from memory) is no search evidence. */
+export type EventSource = "user" | "agent" | "system" | "tool" | "memory";
 
 export interface CreateSessionInput {
   tenant_id: string;
@@ -19,6 +21,8 @@ export interface CreateSessionResult {
 export interface InteractionInput {
   user_message: string;
   agent_response?: string;
+  /** Where agent_response came from; default `agent`. */
+  agent_response_source?: "agent" | "tool" | "memory";
   metadata?: Record<string, string>;
   timestamp?: string;
 }
@@ -40,6 +44,8 @@ export interface StoreInteractionResult {
 export interface EventInput {
   type: EventType;
   role?: EventRole;
+  /** Default: the role. */
+  source?: EventSource;
   content?: string;
   metadata?: Record<string, string>;
   timestamp?: string;
@@ -61,6 +67,7 @@ export interface StmEvent {
   metadata: Record<string, string>;
   blob_uri: string;
   blob_mime_type: string;
+  source: string;
 }
 
 export interface DialoguePage {

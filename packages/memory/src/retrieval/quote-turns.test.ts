@@ -7,6 +7,7 @@ const turn = (role: "user" | "agent", content: string, at: string): Turn => ({
   eventId: `${role}-${at}`,
   sessionId: "s",
   role,
+  source: role,
   content,
   occurredAt: new Date(at),
 });

@@ -6,6 +6,7 @@ import { chainStore } from "../store/chains.js";
 import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
+import { memoryEchoes } from "./memory-echoes.js";
 import { focusQuery } from "./query-focus.js";
 import { orderOfSaying, quoteTurns } from "./quote-turns.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
@@ -247,6 +248,10 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       for (const chainId of expanded) {
         for (const turn of chainTurns.get(chainId) ?? []) candidate(turn, chainId);
       }
+      // A reply quoting memory back is no evidence beside the turn it quotes, nor in its place.
+      for (const id of memoryEchoes([...candidates.values()].map((c) => c.turn))) {
+        candidates.delete(id);
+      }
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
       const vectors = await embedder.embed(embedded.map((c) => focus.strip(c.turn.content)));
@@ -337,11 +342,12 @@ function pagesOf(
       quotedIds.add(question.eventId);
       answeredIds.add(question.eventId);
     }
-    const { eventId, sessionId, role, content, occurredAt } = candidate.turn;
+    const { eventId, sessionId, role, source, content, occurredAt } = candidate.turn;
     page.turns.push({
       eventId,
       sessionId,
       role,
+      source,
       content,
       occurredAt,
       ...(candidate.chainId ? { chainId: candidate.chainId } : {}),

@@ -19,6 +19,7 @@ export interface MemorySearchQuery {
 /** A quoted turn as the API's SearchResultTurn message. */
 export interface MemorySearchTurn {
   role: string;
+  source: string;
   text: string;
   timestamp: Timestamp;
   eventId: string;
@@ -61,6 +62,7 @@ export function createMemorySearch(deps: {
       content: p.content,
       turns: p.turns.map((t) => ({
         role: t.role,
+        source: t.source,
         text: t.content,
         timestamp: timestampFromDate(t.occurredAt),
         eventId: t.eventId,

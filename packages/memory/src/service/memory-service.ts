@@ -14,7 +14,14 @@ import {
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { EVENT_ROLES, EVENT_TYPES, type EventRole, type Scope } from "../domain.js";
+import {
+  EVENT_ROLES,
+  EVENT_SOURCES,
+  EVENT_TYPES,
+  type EventRole,
+  type EventSource,
+  type Scope,
+} from "../domain.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import type { ChainCheckScheduler } from "../pipeline/chain-check-scheduler.js";
 import type { Promoter } from "../pipeline/promoter.js";
@@ -62,6 +69,8 @@ const FORGET_SCOPES = ["agent", "user"] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_CONTEXT_LIMIT = 1000;
 const RELEVANT_PAGES = 5;
+/** What an agent's reply can be: its own words, a tool's output relayed, or memory quoted. */
+const AGENT_RESPONSE_SOURCES = ["agent", "tool", "memory"] as const;
 
 type MemoryServiceImpl = ServiceImpl<typeof memoryV1.MemoryService>;
 
@@ -119,21 +128,27 @@ export function createMemoryService(
       const session = await resolveSession(request.sessionId, context);
       const timestamp = timestampOr(request.timestamp);
       const metadata = request.metadata;
-      const turn: { role: EventRole; content: string }[] = [
-        { role: "user", content: request.userMessage },
+      const responseSource = oneOf(
+        "agent_response_source",
+        request.agentResponseSource || "agent",
+        AGENT_RESPONSE_SOURCES,
+      );
+      const turn: { role: EventRole; source: EventSource; content: string }[] = [
+        { role: "user", source: "user", content: request.userMessage },
       ];
       if (request.agentResponse)
-        turn.push({ role: "agent" as const, content: request.agentResponse });
+        turn.push({ role: "agent", source: responseSource, content: request.agentResponse });
       // Both events or neither: a retried request never finds half a turn stored, and with an
       // idempotency key a retried request stores nothing again.
       const { response } = await writeEvents({
         operation: "StoreInteraction",
         key: idempotencyKeyOf(context.requestHeader),
         session,
-        inputs: turn.map(({ role, content }) => ({
+        inputs: turn.map(({ role, source, content }) => ({
           sessionId: session.id,
           scope: session,
           role,
+          source,
           type: "message" as const,
           content,
           metadata,
@@ -149,6 +164,7 @@ export function createMemoryService(
       if (!request.type)
         throw invalidArgument(`type is required: one of ${EVENT_TYPES.join(", ")}`);
       const type = oneOf("type", request.type, EVENT_TYPES);
+      const source = oneOf("source", request.source || role, EVENT_SOURCES);
       const hasPayload = request.payload.length > 0;
       if (hasPayload && !request.mimeType)
         throw invalidArgument("mime_type is required when payload is sent");
@@ -177,6 +193,7 @@ export function createMemoryService(
               scope: session,
               role,
               type,
+              source,
               content: request.content,
               metadata: request.metadata,
               timestamp: timestampOr(request.timestamp),

@@ -17,6 +17,7 @@ export function toStmEventMessage(e: StmEvent) {
         : { ...e.metadata },
     blobUri: e.blobUri ?? "",
     blobMimeType: e.blobMimeType ?? "",
+    source: e.source,
   };
 }
 

@@ -15,14 +15,16 @@ export interface StmWindowOptions {
   near?: NearCache;
 }
 
-interface CachedEvent extends Omit<StmEvent, "timestamp"> {
+interface CachedEvent extends Omit<StmEvent, "timestamp" | "source"> {
   timestamp: string;
+  /** Absent in windows cached before sources were recorded: such an event reads as its role. */
+  source?: StmEvent["source"];
 }
 
 const serialize = (e: StmEvent) => JSON.stringify({ ...e, timestamp: e.timestamp.toISOString() });
 const parse = (s: string): StmEvent => {
   const c = JSON.parse(s) as CachedEvent;
-  return { ...c, timestamp: new Date(c.timestamp) };
+  return { ...c, source: c.source ?? c.role, timestamp: new Date(c.timestamp) };
 };
 
 /** Chronological order: by timestamp, then by storage order (the input is newest first). */

@@ -1,5 +1,5 @@
 import type { SqlExecutor } from "@atrium/kit";
-import type { Turn } from "./turns.js";
+import { TURN_SOURCE, type Turn } from "./turns.js";
 
 /**
  * For each given agent message, the user message just before it in its session: the turn it
@@ -19,15 +19,17 @@ export async function turnsAnswered(
     chain_id: string | null;
     session_id: string;
     role: "user" | "agent";
+    source: Turn["source"];
     content: string;
     occurred_at: Date;
   }>(
     // The scope's window index (partial: not superseded) walks back from the reply to the
     // session's previous message; without its predicate the planner scans the user's events.
-    `SELECT r.id AS reply_id, p.id, p.chain_id, p.session_id, p.role, p.content, p.occurred_at
+    `SELECT r.id AS reply_id, p.id, p.chain_id, p.session_id, p.role, p.source, p.content,
+       p.occurred_at
      FROM memory_events r
      CROSS JOIN LATERAL (
-       SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at
+       SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
        FROM memory_events e
        WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
          AND e.superseded_by IS NULL AND e.seq < r.seq AND e.session_id = r.session_id
@@ -46,6 +48,7 @@ export async function turnsAnswered(
         ...(r.chain_id ? { chainId: r.chain_id } : {}),
         sessionId: r.session_id,
         role: r.role,
+        source: r.source,
         content: r.content,
         occurredAt: r.occurred_at,
       },

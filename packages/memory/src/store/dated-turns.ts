@@ -1,6 +1,6 @@
 import type { SqlExecutor } from "@atrium/kit";
 import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
-import type { Turn } from "./turns.js";
+import { TURN_SOURCE, type Turn } from "./turns.js";
 
 /**
  * The user's messages said between `from` and `to`, nearest to `near` first: where a question
@@ -20,10 +20,12 @@ export async function turnsSaidBetween(
     chain_id: string | null;
     session_id: string;
     role: "user" | "agent";
+    source: Turn["source"];
     content: string;
     occurred_at: Date;
   }>(
-    `SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at FROM memory_events e
+    `SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+     FROM memory_events e
      WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.occurred_at >= $3 AND e.occurred_at < $4
        AND e.search_vector IS NOT NULL${extra}
      ORDER BY abs(extract(epoch FROM e.occurred_at - $${params.length - 1}::timestamptz)), e.seq
@@ -35,6 +37,7 @@ export async function turnsSaidBetween(
     ...(r.chain_id ? { chainId: r.chain_id } : {}),
     sessionId: r.session_id,
     role: r.role,
+    source: r.source,
     content: r.content,
     occurredAt: r.occurred_at,
   }));

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createGroupCommit, type Sql, type SqlExecutor } from "@atrium/kit";
 import {
   type EventRole,
+  type EventSource,
   type EventType,
   joinsChains,
   type Scope,
@@ -13,6 +14,8 @@ export interface NewEvent {
   scope: Scope;
   role: EventRole;
   type: EventType;
+  /** Default: the role. */
+  source?: EventSource;
   content: string;
   metadata: Record<string, string>;
   timestamp: Date;
@@ -31,6 +34,8 @@ interface EventRow {
   session_id: string;
   role: EventRole;
   type: EventType;
+  /** Null for events stored before sources were recorded: they read as their role. */
+  source: EventSource | null;
   content: string;
   metadata: Record<string, string>;
   blob_uri: string | null;
@@ -44,6 +49,7 @@ export const toStmEvent = (r: EventRow): StmEvent => ({
   sessionId: r.session_id,
   role: r.role,
   type: r.type,
+  source: r.source ?? r.role,
   content: r.content,
   metadata: r.metadata,
   ...(r.blob_uri ? { blobUri: r.blob_uri } : {}),
@@ -53,7 +59,7 @@ export const toStmEvent = (r: EventRow): StmEvent => ({
 });
 
 const COLUMNS =
-  "id, session_id, role, type, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count";
+  "id, session_id, role, type, source, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count";
 
 /** Whether two events are repeats of one automation step stream and may be coalesced. */
 function sameAutomation(a: NewEvent, b: EventRow): boolean {
@@ -69,8 +75,8 @@ function sameAutomation(a: NewEvent, b: EventRow): boolean {
 }
 
 const INSERT_COLUMNS =
-  "id, session_id, tenant_id, user_id, agent_id, role, type, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count, chain_state";
-const ROW_PARAMS = 14;
+  "id, session_id, tenant_id, user_id, agent_id, role, type, source, content, metadata, blob_uri, blob_mime_type, occurred_at, coalesced_count, chain_state";
+const ROW_PARAMS = 15;
 
 function rowParams(input: NewEvent, id: string, coalescedCount: number): unknown[] {
   const chainState = joinsChains(input) ? "pending" : "skipped";
@@ -82,6 +88,7 @@ function rowParams(input: NewEvent, id: string, coalescedCount: number): unknown
     input.scope.agentId,
     input.role,
     input.type,
+    input.source ?? input.role,
     input.content,
     JSON.stringify(input.metadata),
     input.blobUri ?? null,
@@ -113,7 +120,7 @@ async function writeEvent(tx: SqlExecutor, input: NewEvent): Promise<InsertedEve
   const id = randomUUID();
   const { rows } = await tx.query<EventRow>(
     `INSERT INTO memory_events (${INSERT_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12, $13, $14)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11, $12, $13, $14, $15)
      RETURNING ${COLUMNS}`,
     rowParams(input, id, previous ? previous.coalesced_count + 1 : 1),
   );
@@ -138,7 +145,7 @@ async function insertPlain(sql: Sql, inputs: NewEvent[]): Promise<InsertedEvent[
     const first = params.length - ROW_PARAMS + 1;
     const p = Array.from(
       { length: ROW_PARAMS },
-      (_, i) => `$${first + i}${i === 8 ? "::jsonb" : ""}`,
+      (_, i) => `$${first + i}${i === 9 ? "::jsonb" : ""}`,
     );
     return `(${p.join(", ")})`;
   });
@@ -156,6 +163,7 @@ function plainEvent(input: NewEvent, id: string): StmEvent {
     sessionId: input.sessionId,
     role: input.role,
     type: input.type,
+    source: input.source ?? input.role,
     content: input.content,
     metadata: input.metadata,
     ...(input.blobUri ? { blobUri: input.blobUri } : {}),

@@ -1,5 +1,7 @@
 import type { Sql } from "@atrium/kit";
+import type { EventSource } from "../domain.js";
 import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
+import { TURN_SOURCE } from "./turns.js";
 
 /**
  * BM25 over PostgreSQL's English full-text vectors (migrations/0003_lexical_search.sql), scoped
@@ -35,6 +37,7 @@ export interface LexicalTurn {
   chainId?: string;
   sessionId: string;
   role: "user" | "agent";
+  source: EventSource;
   content: string;
   occurredAt: Date;
   score: number;
@@ -161,6 +164,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         chain_id: string | null;
         session_id: string;
         role: "user" | "agent";
+        source: EventSource;
         content: string;
         occurred_at: Date;
         score: number;
@@ -184,7 +188,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            ) s
            ORDER BY s.score DESC, c.seq DESC LIMIT $${n}
          )
-         SELECT e.id, e.chain_id, e.session_id, e.role, e.content, e.occurred_at, b.score,
+         SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at, b.score,
            b.matched_idf
          FROM best b JOIN memory_events e ON e.id = b.id
          ORDER BY b.score DESC, b.seq DESC`,
@@ -196,6 +200,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         ...(r.chain_id ? { chainId: r.chain_id } : {}),
         sessionId: r.session_id,
         role: r.role,
+        source: r.source,
         content: r.content,
         occurredAt: r.occurred_at,
         score: Number(r.score),

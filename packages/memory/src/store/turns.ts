@@ -1,4 +1,5 @@
 import type { SqlExecutor } from "@atrium/kit";
+import type { EventSource } from "../domain.js";
 import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
 
 /** A user or agent message as retrieval sees it: the unit that is matched and quoted. */
@@ -6,6 +7,8 @@ export interface Turn {
   eventId: string;
   sessionId: string;
   role: "user" | "agent";
+  /** Where the text came from; never `memory` (a quote of memory is no search evidence). */
+  source: EventSource;
   content: string;
   occurredAt: Date;
 }
@@ -14,14 +17,19 @@ interface TurnRow {
   id: string;
   session_id: string;
   role: "user" | "agent";
+  source: EventSource;
   content: string;
   occurred_at: Date;
 }
+
+/** A turn's source as a column: rows stored before sources were recorded read as their role. */
+export const TURN_SOURCE = "coalesce(e.source, e.role) AS source";
 
 const toTurn = (r: TurnRow): Turn => ({
   eventId: r.id,
   sessionId: r.session_id,
   role: r.role,
+  source: r.source,
   content: r.content,
   occurredAt: r.occurred_at,
 });
@@ -36,7 +44,7 @@ export const turnStore = {
   ): Promise<Map<string, Turn[]>> {
     if (chainIds.length === 0) return new Map();
     const { rows } = await db.query<TurnRow & { chain_id: string }>(
-      `SELECT c.id AS chain_id, e.id, e.session_id, e.role, e.content, e.occurred_at
+      `SELECT c.id AS chain_id, e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
        FROM memory_chains c
        JOIN memory_events e ON e.id = ANY(c.event_ids)
        WHERE c.id = ANY($3::uuid[]) AND c.tenant_id = $1 AND c.user_id = $2
@@ -61,8 +69,9 @@ export const turnStore = {
   ): Promise<Turn[]> {
     if (ids.length === 0) return [];
     const { rows } = await db.query<TurnRow>(
-      `SELECT id, session_id, role, content, occurred_at FROM memory_events
-       WHERE id = ANY($3::uuid[]) AND tenant_id = $1 AND user_id = $2`,
+      `SELECT e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+       FROM memory_events e
+       WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2`,
       [owner.tenantId, owner.userId, ids],
     );
     const byId = new Map(rows.map((r) => [r.id, toTurn(r)]));
@@ -83,7 +92,7 @@ export const turnStore = {
     const extra = scopeFilterClause(query, params, "e");
     params.push(limit);
     const { rows } = await db.query<TurnRow>(
-      `SELECT e.id, e.session_id, e.role, e.content, e.occurred_at FROM memory_events e
+      `SELECT e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at FROM memory_events e
        WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
          AND e.search_vector IS NOT NULL${extra}
        ORDER BY e.seq DESC LIMIT $${params.length}`,

@@ -104,22 +104,27 @@ class MemoryClient:
                           agent_response: Optional[str] = None,
                           metadata: Optional[Dict[str, str]] = None,
                           timestamp: Optional[str] = None,
-                          idempotency_key: Optional[str] = None) -> StoreInteractionResult:
+                          idempotency_key: Optional[str] = None,
+                          agent_response_source: Optional[str] = None) -> StoreInteractionResult:
         """``idempotency_key``: a retry with the same key (within a day) returns the first result
-        and stores nothing twice."""
+        and stores nothing twice. ``agent_response_source``: ``agent`` (default), ``tool``, or
+        ``memory`` when the reply quotes memory back (then no search quotes it as evidence)."""
         return self._t.send(_Calls.store_interaction(session_id, _body(
             user_message=user_message, agent_response=agent_response, metadata=metadata,
-            timestamp=timestamp), idempotency_key))
+            timestamp=timestamp, agent_response_source=agent_response_source), idempotency_key))
 
     def store_event(self, session_id: str, type: str, *, role: Optional[str] = None,
                     content: Optional[str] = None, metadata: Optional[Dict[str, str]] = None,
                     timestamp: Optional[str] = None, payload: Optional[str] = None,
                     mime_type: Optional[str] = None,
-                    idempotency_key: Optional[str] = None) -> StoreEventResult:
-        """``type``: message, thought, action or observation; ``payload`` is base64."""
+                    idempotency_key: Optional[str] = None,
+                    source: Optional[str] = None) -> StoreEventResult:
+        """``type``: message, thought, action or observation; ``payload`` is base64.
+        ``source``: where ``content`` came from (user, agent, system, tool or memory; default the
+        role)."""
         return self._t.send(_Calls.store_event(session_id, _body(
             type=type, role=role, content=content, metadata=metadata, timestamp=timestamp,
-            payload=payload, mime_type=mime_type), idempotency_key))
+            payload=payload, mime_type=mime_type, source=source), idempotency_key))
 
     def get_context(self, session_id: str, *, limit: Optional[int] = None,
                     query: Optional[str] = None) -> MemoryContext:
@@ -168,19 +173,22 @@ class AsyncMemoryClient:
                                 agent_response: Optional[str] = None,
                                 metadata: Optional[Dict[str, str]] = None,
                                 timestamp: Optional[str] = None,
-                                idempotency_key: Optional[str] = None) -> StoreInteractionResult:
+                                idempotency_key: Optional[str] = None,
+                                agent_response_source: Optional[str] = None,
+                                ) -> StoreInteractionResult:
         return await self._t.send(_Calls.store_interaction(session_id, _body(
             user_message=user_message, agent_response=agent_response, metadata=metadata,
-            timestamp=timestamp), idempotency_key))
+            timestamp=timestamp, agent_response_source=agent_response_source), idempotency_key))
 
     async def store_event(self, session_id: str, type: str, *, role: Optional[str] = None,
                           content: Optional[str] = None, metadata: Optional[Dict[str, str]] = None,
                           timestamp: Optional[str] = None, payload: Optional[str] = None,
                           mime_type: Optional[str] = None,
-                          idempotency_key: Optional[str] = None) -> StoreEventResult:
+                          idempotency_key: Optional[str] = None,
+                          source: Optional[str] = None) -> StoreEventResult:
         return await self._t.send(_Calls.store_event(session_id, _body(
             type=type, role=role, content=content, metadata=metadata, timestamp=timestamp,
-            payload=payload, mime_type=mime_type), idempotency_key))
+            payload=payload, mime_type=mime_type, source=source), idempotency_key))
 
     async def get_context(self, session_id: str, *, limit: Optional[int] = None,
                           query: Optional[str] = None) -> MemoryContext:

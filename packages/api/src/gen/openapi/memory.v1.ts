@@ -370,6 +370,12 @@ export interface components {
             };
             blob_uri: string;
             blob_mime_type: string;
+            /**
+             * @description Where the text came from: user (a person wrote it), agent (the agent's own words), system,
+             *     tool (what a tool or a fetched page returned) or memory (quoted back from memory). Events
+             *     stored without one read as their role. A memory turn is never search evidence.
+             */
+            source: string;
         };
         "memory.v1.SearchMemoryResponse": {
             results: components["schemas"]["memory.v1.SearchResult"][];
@@ -404,6 +410,8 @@ export interface components {
             session_id: string;
             /** @description The dialogue page the turn is in; empty until its chain check has run. */
             chain_id: string;
+            /** @description Where the text came from (see STMEvent.source); never memory. */
+            source: string;
         };
         "memory.v1.Segment": {
             content: string;
@@ -666,6 +674,12 @@ export interface operations {
                      * @description Default: server time.
                      */
                     timestamp?: string;
+                    /**
+                     * @description Where agent_response came from: agent (default), tool, or memory when it quotes memory back
+                     *     (kept in the context window, never quoted by a search as new evidence). user_message is
+                     *     always source user.
+                     */
+                    agent_response_source?: string;
                 };
             };
         };
@@ -728,6 +742,11 @@ export interface operations {
                     payload?: string;
                     /** @description Required when payload is sent. */
                     mime_type?: string;
+                    /**
+                     * @description Where content came from: user, agent, system, tool or memory (see STMEvent.source);
+                     *     default: the role.
+                     */
+                    source?: string;
                 };
             };
         };

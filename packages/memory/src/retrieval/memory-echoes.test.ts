@@ -1,0 +1,39 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Turn } from "../store/turns.js";
+import { memoryEchoes } from "./memory-echoes.js";
+
+let n = 0;
+const turn = (role: Turn["role"], content: string, minute: number): Turn => ({
+  eventId: `e${++n}`,
+  sessionId: "s",
+  role,
+  source: role,
+  content,
+  occurredAt: new Date(Date.UTC(2026, 0, 1, 9, minute)),
+});
+
+test("a reply repeating an earlier turn word for word, or memory's rendering, is an echo", () => {
+  const fact = turn("user", "We adopted a retired greyhound called Biscuit in May.", 0);
+  const quote = turn("agent", "You said: we adopted a retired greyhound called Biscuit in May!", 5);
+  const rendered = turn("agent", "[2026-01-01 09:00] User: We adopted a greyhound", 6);
+  const answer = turn("agent", "Biscuit sounds lovely.", 1);
+  assert.deepEqual(
+    [...memoryEchoes([quote, rendered, answer, fact])].sort(),
+    [quote.eventId, rendered.eventId].sort(),
+  );
+});
+
+test("short sayings repeated, a user quoting, and a quote said before its original are no echoes", () => {
+  const thanks = turn("user", "Thanks, that is really helpful indeed!", 0);
+  const thanksBack = turn("agent", "Thanks, that is really helpful indeed! Bye.", 1);
+  const short = turn("user", "Sounds good.", 2);
+  const shortBack = turn("agent", "Sounds good. See you.", 3);
+  const userQuotes = turn("user", "Thanks, that is really helpful indeed! I said that before.", 4);
+  const later = turn("user", "It rained all day in Leeds yesterday afternoon.", 9);
+  const earlier = turn("agent", "It rained all day in Leeds yesterday afternoon, you'll see.", 8);
+  // A user line of 30 characters and more repeated by the agent is a quote of it...
+  assert.deepEqual([...memoryEchoes([thanks, thanksBack])], [thanksBack.eventId]);
+  // ...but not a short one, not a user's own repeat, not a turn said before the one it contains.
+  assert.deepEqual(memoryEchoes([short, shortBack, userQuotes, later, earlier]).size, 0);
+});
