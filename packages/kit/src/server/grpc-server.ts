@@ -2,13 +2,11 @@ import * as http2 from "node:http2";
 import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { grpcHealthV1 } from "@atrium/api";
-import type { DescService } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
   createContextValues,
   createServiceImplSpec,
-  type ServiceImpl,
 } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Logger } from "pino";
@@ -17,6 +15,7 @@ import type { Authenticator } from "../auth/identity.js";
 import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
+import { traceGrpcServer, tracingEnabled } from "../observability/tracing.js";
 import {
   type CallerAddressPolicy,
   callerAddressKey,
@@ -34,17 +33,13 @@ import {
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createGrpcUnaryHandler, type GrpcStreamHandler } from "./grpc-unary-handler.js";
 import { jsonInputOptions } from "./json-input.js";
+import type { ServiceRegistration } from "./service-registration.js";
 import { refuseStream } from "./stream-refusal.js";
 import {
   defaultTransportLimits,
   headerListBytes,
   type TransportLimits,
 } from "./transport-limits.js";
-
-export interface ServiceRegistration {
-  service: DescService;
-  implementation: Partial<ServiceImpl<DescService>>;
-}
 
 export interface GrpcServerOptions {
   logger: Logger;
@@ -60,6 +55,8 @@ export interface GrpcServerOptions {
   healthReport?: () => Promise<HealthReport>;
   /** How often an open health Watch re-reads the report (default 5 s). */
   healthWatchIntervalMs?: number;
+  /** Names the tracer of the server spans while tracing is on (observability/tracing.ts). */
+  tracerName?: string;
 }
 
 export interface GrpcServer {
@@ -133,6 +130,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
     connectHandler(request, response);
   });
   routeStreams(server, grpcUnary, limits);
+  if (tracingEnabled()) traceGrpcServer(server, options.tracerName ?? "atrium");
 
   const sessions = new Set<http2.Http2Session>();
   const sockets = new Set<Socket>();

@@ -26,7 +26,7 @@ import {
 import type { Logger } from "pino";
 import { envelope, envelopeHeaderBytes, unwrapEnvelope } from "../rpc/grpc-wire.js";
 import { toFetchHeaders } from "./fetch-headers.js";
-import type { ServiceRegistration } from "./grpc-server.js";
+import type { ServiceRegistration } from "./service-registration.js";
 
 export interface GrpcUnaryHandlerOptions {
   logger: Logger;
