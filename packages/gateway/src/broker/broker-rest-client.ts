@@ -1,5 +1,11 @@
 import { brokerV1 } from "@atrium/api";
-import { AtriumError, Code, readHttpBindings } from "@atrium/kit";
+import {
+  AtriumError,
+  Code,
+  fillPathTemplate,
+  parsePathTemplate,
+  readHttpBindings,
+} from "@atrium/kit";
 import {
   create,
   type DescMethod,
@@ -41,16 +47,16 @@ function restCall(method: DescMethod, options: BrokerRestClientOptions): UnaryCa
       throw new AtriumError(Code.Unimplemented, `${method.name} has no REST binding`);
     };
   }
+  const template = parsePathTemplate(binding.path);
   const fetchImpl = options.fetch ?? globalThis.fetch;
   return async (init, call = {}) => {
     const json = toJson(method.input, create(method.input, init as never), {
       useProtoFieldName: true,
     }) as JsonObject;
-    const path = binding.path.replace(/\{([^}=]+)(?:=[^}]*)?\}/g, (_, name: string) => {
-      const value = json[name];
-      delete json[name];
-      return encodeURIComponent(String(value ?? ""));
-    });
+    // A field bound by the path is taken out of what goes into the query or body.
+    const path = fillPathTemplate(template, (fieldPath) =>
+      String(takeField(json, fieldPath) ?? ""),
+    );
     const url = new URL(`${options.baseUrl}${path}`);
     let body: string | undefined;
     if (binding.body === "*") body = JSON.stringify(json);
@@ -82,6 +88,20 @@ function restCall(method: DescMethod, options: BrokerRestClientOptions): UnaryCa
     }
     return fromJson(method.output, parsed as JsonValue, { ignoreUnknownFields: true });
   };
+}
+
+/** Removes the field at a proto-JSON path from the request and hands back its value. */
+function takeField(json: JsonObject, fieldPath: readonly string[]): JsonValue | undefined {
+  let parent: JsonObject = json;
+  for (const name of fieldPath.slice(0, -1)) {
+    const next = parent[name];
+    if (next === null || typeof next !== "object" || Array.isArray(next)) return undefined;
+    parent = next;
+  }
+  const leaf = fieldPath[fieldPath.length - 1];
+  const value = parent[leaf];
+  delete parent[leaf];
+  return value;
 }
 
 function appendQuery(url: URL, name: string, value: JsonValue): void {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parsePathTemplate, toFastifyRoutePath } from "./path-template.js";
+import { fillPathTemplate, parsePathTemplate, toFastifyRoutePath } from "./path-template.js";
 
 describe("parsePathTemplate", () => {
   it("reads literals, variables, nested field paths and a verb", () => {
@@ -36,5 +36,16 @@ describe("toFastifyRoutePath", () => {
       { param: "p0", fieldPath: ["shelf", "id"] },
       { param: "p1", fieldPath: ["id"] },
     ]);
+  });
+});
+
+describe("fillPathTemplate", () => {
+  it("puts each field's value in its segment, percent-encoded, and keeps the verb", () => {
+    const template = parsePathTemplate("/v1/shelves/{shelf.id}/books/{book_id=*}:publish");
+    const values: Record<string, string> = { "shelf.id": "a/b c", book_id: "7" };
+    assert.equal(
+      fillPathTemplate(template, (fieldPath) => values[fieldPath.join(".")]),
+      "/v1/shelves/a%2Fb%20c/books/7:publish",
+    );
   });
 });

@@ -85,3 +85,18 @@ export function toFastifyRoutePath(template: PathTemplate): FastifyRoutePath {
   const verb = template.verb === undefined ? "" : `::${template.verb}`;
   return { url: `/${parts.join("/")}${verb}`, variables };
 }
+
+/**
+ * The path a client calls: the template with each variable replaced by its field's value,
+ * percent-encoded as one segment (a `/` in an id stays inside its segment).
+ */
+export function fillPathTemplate(
+  template: PathTemplate,
+  fieldValue: (fieldPath: readonly string[]) => string,
+): string {
+  const parts = template.segments.map((segment) =>
+    segment.kind === "literal" ? segment.value : encodeURIComponent(fieldValue(segment.fieldPath)),
+  );
+  const verb = template.verb === undefined ? "" : `:${template.verb}`;
+  return `/${parts.join("/")}${verb}`;
+}
