@@ -9,9 +9,8 @@ import { type BrokerService, startBrokerService } from "@atrium/broker";
 import { testBrokerEnv } from "@atrium/broker/testing";
 import { startAgentService } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
-import { createLogger, type RunningService } from "@atrium/kit";
+import { apiKeyDigestHex, createLogger, type RunningService } from "@atrium/kit";
 import { createTestPostgres, needsServer, type TestPostgres } from "@atrium/kit/testing";
-import { keyDigest } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
@@ -112,7 +111,7 @@ before(async () => {
       GATEWAY_API_KEYS: gatewayKey,
       GATEWAY_MCP_SCOPES: JSON.stringify([
         {
-          key_sha256: keyDigest(gatewayKey),
+          key_sha256: apiKeyDigestHex(gatewayKey),
           tenant_id: "fuzz",
           user_id: "u1",
           agent_id: "a1",

@@ -9,9 +9,8 @@ import { type BrokerService, startBrokerService } from "@atrium/broker";
 import { testBrokerEnv } from "@atrium/broker/testing";
 import { type ChatKernel, createChatRouter, createTraceBus, type TraceBus } from "@atrium/chat";
 import { type GatewayService, startGatewayService } from "@atrium/gateway";
-import { createLogger, createMemoryCache } from "@atrium/kit";
+import { apiKeyDigestHex, createLogger, createMemoryCache } from "@atrium/kit";
 import { createTestPostgres, type TestPostgres } from "@atrium/kit/testing";
-import { keyDigest } from "@atrium/mcp";
 import { createGatewayClient, type GatewayClient } from "@atrium/sdk";
 import Fastify, { type FastifyInstance } from "fastify";
 import { startTestService, type TestService } from "./memory-service-harness.js";
@@ -213,14 +212,14 @@ export async function startMcpStack(options: McpStackOptions = {}): Promise<McpS
       GATEWAY_API_KEYS: Object.values(keys).join(","),
       GATEWAY_MCP_SCOPES: JSON.stringify([
         {
-          key_sha256: keyDigest(keys.alice),
+          key_sha256: apiKeyDigestHex(keys.alice),
           tenant_id: "acme",
           user_id: "alice",
           agent_id: "desk",
           workspace_id: "ws-a",
         },
         {
-          key_sha256: keyDigest(keys.bob),
+          key_sha256: apiKeyDigestHex(keys.bob),
           tenant_id: "acme",
           user_id: "bob",
           agent_id: "desk",

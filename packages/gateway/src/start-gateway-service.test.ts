@@ -260,6 +260,19 @@ describe("gateway service", () => {
       assert.equal((await call(gateway, "GET", "/auth/callback?code=x&state=y")).status, 303);
     });
 
+    it("answers a preflight without a key and lets the page read a refusal (CORS)", async () => {
+      const origin = "https://agent.example.org";
+      const preflight = await call(gateway, "OPTIONS", "/v1/token/c-1", {
+        origin,
+        "access-control-request-method": "GET",
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get("access-control-allow-origin"), origin);
+      const refused = await call(gateway, "GET", "/v1/token/c-1", { origin });
+      assert.equal(refused.status, 401);
+      assert.equal(refused.headers.get("access-control-allow-origin"), origin);
+    });
+
     it("re-reads the key files", async () => {
       await writeFile(keyFile, "file-key-2\n");
       await eventually("the rotated key is accepted", async () => {

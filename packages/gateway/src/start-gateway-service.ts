@@ -19,12 +19,12 @@ import type { ScopeDirectory } from "@atrium/mcp";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
 import { createCorsPolicy } from "./access/cors.js";
-import { exemptPaths, guardWithApiKeys, keyRejection } from "./access/key-guard.js";
+import { createGatewayKeyCheck } from "./access/key-guard.js";
 import { createBrokerClient } from "./broker/broker-client.js";
 import { type GatewayConfig, loadGatewayConfig } from "./config/gateway-config.js";
-import { configureMcpRoute, loadScopes, mcpOAuthPaths } from "./mcp/mcp-route.js";
+import { configureMcpRoute, loadScopes, mcpOAuthChecksItself } from "./mcp/mcp-route.js";
 import { createBrokerMetrics } from "./service/broker-metrics.js";
-import { configureConsoleRoute, consolePrefix, isConsolePath } from "./service/console-route.js";
+import { configureConsoleRoute, consolePaths, consolePrefix } from "./service/console-route.js";
 import { createGatewayHandlers } from "./service/gateway-handlers.js";
 import { configureGatewayRest } from "./service/gateway-rest.js";
 import { configureOperatorRoutes } from "./service/operator-routes.js";
@@ -128,13 +128,6 @@ async function serve(
     publicUrl: config.publicUrl,
     inboundKeysRequired: config.requireApiKey,
   });
-  const implementation = config.requireApiKey
-    ? guardWithApiKeys(gatewayV1.GatewayService, handlers, {
-        keys,
-        onRejected: (method, verdict) =>
-          logger.warn({ method, mechanism: "api_key", verdict }, "authentication rejected"),
-      })
-    : handlers;
 
   let consoleServed = false;
   const host = createServiceHost({
@@ -148,34 +141,28 @@ async function serve(
     // addresses outside ALLOWED_CIDRS on both transports, before the API key check.
     allowedCidrs: config.allowedCidrs,
     trustedProxies: config.trustedProxies,
+    // The one key check, once per request on both transports (the host logs each refusal).
+    authenticator: config.requireApiKey
+      ? createGatewayKeyCheck({
+          keys,
+          openPaths: consolePaths,
+          checkedElsewhere: config.mcp?.oauth ? mcpOAuthChecksItself : undefined,
+        })
+      : undefined,
     services: [
       {
         service: gatewayV1.GatewayService,
         // The host takes services of any descriptor; the typed implementation is checked above.
-        implementation: implementation as unknown as Partial<ServiceImpl<DescService>>,
+        implementation: handlers as unknown as Partial<ServiceImpl<DescService>>,
       },
     ],
     configureRest: async (app) => {
-      configureGatewayRest(app, {
-        cors: createCorsPolicy(config.corsAllowedOrigins),
-        checkApiKey: config.requireApiKey
-          ? (presented, path) => {
-              if (exemptPaths.has(path) || isConsolePath(path)) return;
-              if (config.mcp?.oauth && mcpOAuthPaths.includes(path)) return;
-              const verdict = keys.check(presented);
-              const rejection = keyRejection(verdict);
-              if (!rejection) return;
-              logger.warn({ path, mechanism: "api_key", verdict }, "authentication rejected");
-              throw rejection;
-            }
-          : undefined,
-      });
+      configureGatewayRest(app, { cors: createCorsPolicy(config.corsAllowedOrigins) });
       if (config.mcp && scopes) {
         configureMcpRoute(app, scopes, {
           config: config.mcp,
           broker: broker.client,
           logger,
-          keys,
           oauth:
             config.mcp.oauth && internalKey
               ? { internalKey, publicOrigin: new URL(config.mcp.oauth.resource).origin }

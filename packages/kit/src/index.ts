@@ -1,6 +1,12 @@
 export { hasControlCharacter, isAllowedReturnUrl } from "./access/return-url.js";
-export { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./auth/api-key.js";
 export {
+  apiKeyDigest,
+  apiKeyDigestHex,
+  matchesApiKey,
+  normalizeApiKey,
+} from "./auth/api-key.js";
+export {
+  type ApiKeyAuthenticatorOptions,
   type ApiKeySet,
   type ApiKeySetOptions,
   apiKeyAuthenticator,
@@ -15,6 +21,7 @@ export {
   authEnvNames,
   type TlsOptions,
 } from "./auth/auth-config.js";
+export { type AuthExemptions, procedureName } from "./auth/auth-exemptions.js";
 export { AuthenticationError, type AuthMechanism } from "./auth/authentication-error.js";
 export {
   type AuthenticatorOptions,

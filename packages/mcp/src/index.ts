@@ -5,7 +5,6 @@ export {
   type MemorySessionsOptions,
 } from "./memory-sessions.js";
 export {
-  keyDigest,
   type McpScope,
   parseScopeDirectory,
   type ScopeDirectory,

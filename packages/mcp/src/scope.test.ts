@@ -1,6 +1,10 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { test } from "node:test";
-import { keyDigest, parseScopeDirectory, scopeTag } from "./scope.js";
+import { parseScopeDirectory, scopeTag } from "./scope.js";
+
+/** The scope file's format: the 64 hex digits of the key's SHA-256 (kit's apiKeyDigestHex). */
+const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex");
 
 test("a key finds its scope by digest; workspace defaults to the tenant", () => {
   const scopes = parseScopeDirectory(
@@ -16,15 +20,15 @@ test("a key finds its scope by digest; workspace defaults to the tenant", () => 
     ]),
   );
   assert.equal(scopes.size(), 2);
-  assert.deepEqual(scopes.forKey("alice-key"), {
+  assert.deepEqual(scopes.forKeyDigest(keyDigest("alice-key")), {
     tenantId: "acme",
     userId: "alice",
     agentId: "mcp",
     workspaceId: "acme",
   });
-  assert.equal(scopes.forKey("bob-key")?.workspaceId, "ws-b");
-  assert.equal(scopes.forKey("alice-key "), undefined);
-  assert.equal(scopes.forKey(keyDigest("alice-key")), undefined, "the digest is not a key");
+  assert.equal(scopes.forKeyDigest(keyDigest("bob-key").toUpperCase())?.workspaceId, "ws-b");
+  assert.equal(scopes.forKeyDigest(keyDigest("carol-key")), undefined);
+  assert.equal(scopes.forKeyDigest("alice-key"), undefined, "a key is not its digest");
 });
 
 test("a bad scope list names the problem", () => {
@@ -60,7 +64,7 @@ test("an OAuth subject finds its scope; an entry names a key or a subject, not b
   assert.equal(scopes.size(), 2);
   assert.equal(scopes.forSubject("user-123")?.userId, "carol");
   assert.equal(scopes.forSubject("user-1234"), undefined);
-  assert.equal(scopes.forKey("user-123"), undefined, "a subject is not a key");
+  assert.equal(scopes.forKeyDigest(keyDigest("user-123")), undefined, "a subject is not a key");
   assert.throws(
     () =>
       parseScopeDirectory(

@@ -13,8 +13,11 @@ export interface McpScope {
 }
 
 export interface ScopeDirectory {
-  /** The scope of a presented key, or undefined when the key has none. */
-  forKey(presented: string): McpScope | undefined;
+  /**
+   * The scope of a key by its digest (kit's `apiKeyDigestHex`, the digest the key check itself
+   * uses), or undefined when the key has none.
+   */
+  forKeyDigest(digest: string): McpScope | undefined;
   /** The scope of an OAuth access token's subject (`sub`), or undefined when it has none. */
   forSubject(subject: string): McpScope | undefined;
   size(): number;
@@ -38,8 +41,6 @@ const entry = z
   });
 
 const scopeFile = z.array(entry);
-
-export const keyDigest = (key: string) => createHash("sha256").update(key).digest("hex");
 
 /**
  * Scopes by the SHA-256 of each key, so the scope list is not itself a secret and can live in a
@@ -80,7 +81,7 @@ export function parseScopeDirectory(json: string): ScopeDirectory {
     }
   }
   return {
-    forKey: (presented) => byDigest.get(keyDigest(presented)),
+    forKeyDigest: (digest) => byDigest.get(digest.toLowerCase()),
     forSubject: (subject) => bySubject.get(subject),
     size: () => byDigest.size + bySubject.size,
   };

@@ -3,8 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import type { RunningService } from "@atrium/kit";
-import { keyDigest } from "@atrium/mcp";
+import { apiKeyDigestHex, type RunningService } from "@atrium/kit";
 import { embeddedEnv, startInOrder } from "./launch.js";
 
 function fakeService(name: string, log: string[]): RunningService {
@@ -97,7 +96,7 @@ test("the gateway requires keys and the development key has an MCP scope, unless
   assert.equal(env.GATEWAY_API_KEYS, devGatewayKey);
   assert.deepEqual(JSON.parse(env.GATEWAY_MCP_SCOPES ?? ""), [
     {
-      key_sha256: keyDigest(devGatewayKey),
+      key_sha256: apiKeyDigestHex(devGatewayKey),
       tenant_id: "default",
       user_id: "dev",
       agent_id: "mcp",

@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
-import type { Env, Logger, RunningService } from "@atrium/kit";
-import { keyDigest } from "@atrium/mcp";
+import { apiKeyDigestHex, type Env, type Logger, type RunningService } from "@atrium/kit";
 import { ensureDevKeys } from "./dev-keys.js";
 import { connectHost, type Ports, portVariables, resolvePorts } from "./ports.js";
 
@@ -57,7 +56,7 @@ export async function embeddedEnv(env: Env): Promise<EmbeddedEnv> {
     devGatewayKey && env.GATEWAY_MCP_SCOPES_FILE === undefined
       ? {
           GATEWAY_MCP_SCOPES: JSON.stringify([
-            { key_sha256: keyDigest(devGatewayKey), ...devMcpScope },
+            { key_sha256: apiKeyDigestHex(devGatewayKey), ...devMcpScope },
           ]),
         }
       : {};

@@ -171,7 +171,7 @@ async function start(
         implementation: createBrokerHandlers({ ctx, connections, saml, webhooks }),
       },
     ],
-    authenticator: apiKeyAuthenticator(apiKeys, Code.Unauthenticated),
+    authenticator: apiKeyAuthenticator({ keys: apiKeys, wrongKey: Code.Unauthenticated }),
     allowedCidrs: config.allowedCidrs,
     trustedProxies: config.trustedProxies,
     healthChecks: { database: () => sql.ping() },

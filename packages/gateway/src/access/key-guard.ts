@@ -1,71 +1,49 @@
 import { gatewayV1 } from "@atrium/api";
 import {
   type ApiKeySet,
-  apiKeyRejection,
+  type Authenticator,
+  type AuthRequest,
+  apiKeyAuthenticator,
   Code,
-  type KeyVerdict,
-  readHttpBindings,
+  procedureName,
 } from "@atrium/kit";
-import type { DescService } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
 
 /**
  * Reachable without a key (the spec's exempt routes): the OAuth redirect (a browser) and static
- * capture (a form). Named once, as RPCs; their REST paths come from the proto's http rules.
+ * capture (a form). Named as RPCs, so the rule is the same on gRPC and on their REST routes.
  */
-export const exemptMethods = new Set([
+export const exemptMethods: ReadonlySet<string> = new Set([
   "CompleteAuthorization",
   "GetCaptureSchema",
   "CaptureCredential",
 ]);
 
-/** The exempt RPCs' REST paths, plus the probes. */
-export const exemptPaths = new Set([
-  "/health",
-  "/metrics",
-  ...gatewayV1.GatewayService.methods
-    .filter((method) => exemptMethods.has(method.name))
-    .flatMap((method) => readHttpBindings(method).map((binding) => binding.path)),
-]);
-
-/** The gateway's contract: missing 401, wrong 403; undefined when the key is accepted. */
-export const keyRejection = (verdict: KeyVerdict) =>
-  apiKeyRejection(verdict, Code.PermissionDenied);
-
-type Handler = (request: never, context: HandlerContext) => unknown;
-
-export interface KeyGuardOptions {
+export interface GatewayKeyCheckOptions {
   keys: ApiKeySet;
-  onRejected: (method: string, verdict: KeyVerdict) => void;
+  /** REST paths other parts of the gateway serve without a key (the console's files). */
+  openPaths: { paths: string[]; pathPrefixes: string[] };
+  /** Requests whose credential another part of the gateway checks (MCP's OAuth tokens). */
+  checkedElsewhere?: (request: AuthRequest) => boolean;
 }
 
+/** A browser's CORS preflight: it never carries credentials, and is answered before routing. */
+const isPreflight = (request: AuthRequest) =>
+  request.method === "OPTIONS" && request.headers.has("access-control-request-method");
+
 /**
- * Wraps every RPC of an implementation with the inbound key check. It runs inside the handler,
- * so gRPC (metadata x-api-key) and REST (header X-API-Key, through the transcoder) get exactly the
- * same rule: missing 401, wrong 403.
+ * The gateway's one inbound key check, run by the service host once per request on both
+ * transports: missing 401, wrong 403 (the gateway's contract).
  */
-export function guardWithApiKeys<T extends Record<string, Handler>>(
-  service: DescService,
-  implementation: T,
-  options: KeyGuardOptions,
-): T {
-  const guarded: Record<string, Handler> = {};
-  for (const method of service.methods) {
-    const handler = implementation[method.localName];
-    if (handler === undefined) continue;
-    if (exemptMethods.has(method.name)) {
-      guarded[method.localName] = handler;
-      continue;
-    }
-    guarded[method.localName] = (request, context) => {
-      const verdict = options.keys.check(context.requestHeader.get("x-api-key"));
-      const rejection = keyRejection(verdict);
-      if (rejection) {
-        options.onRejected(method.name, verdict);
-        throw rejection;
-      }
-      return handler(request, context);
-    };
-  }
-  return guarded as T;
+export function createGatewayKeyCheck(options: GatewayKeyCheckOptions): Authenticator {
+  const { checkedElsewhere } = options;
+  return apiKeyAuthenticator({
+    keys: options.keys,
+    wrongKey: Code.PermissionDenied,
+    exempt: {
+      procedures: [...exemptMethods].map((name) => procedureName(gatewayV1.GatewayService, name)),
+      paths: options.openPaths.paths,
+      pathPrefixes: options.openPaths.pathPrefixes,
+      when: (request) => isPreflight(request) || (checkedElsewhere?.(request) ?? false),
+    },
+  });
 }

@@ -1,9 +1,16 @@
 import { readFile } from "node:fs/promises";
-import { AtriumError, Code, type KeyVerdict, type Logger, requestCallerAddress } from "@atrium/kit";
+import {
+  AtriumError,
+  type AuthRequest,
+  apiKeyDigestHex,
+  Code,
+  type Logger,
+  normalizeApiKey,
+  requestCallerAddress,
+} from "@atrium/kit";
 import {
   createMcpHttpHandler,
   createMemorySessions,
-  keyDigest,
   type McpScope,
   McpToolError,
   parseScopeDirectory,
@@ -17,7 +24,6 @@ import {
   sdkVersion,
 } from "@atrium/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { keyRejection } from "../access/key-guard.js";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { McpConfig } from "../config/gateway-config.js";
 import { createAgentFetch } from "./agent-fetch.js";
@@ -29,11 +35,6 @@ export interface McpRouteOptions {
   config: McpConfig;
   broker: BrokerClient;
   logger: Logger;
-  /**
-   * With OAuth on, the gateway's key hook leaves /mcp to this route (a Bearer token is not a
-   * key): the key rule is applied here, with the same verdicts.
-   */
-  keys: { check(presented: string | null | undefined): KeyVerdict };
   /** Given when `config.oauth` is set. */
   oauth?: {
     /**
@@ -46,12 +47,27 @@ export interface McpRouteOptions {
   };
 }
 
-/** The paths the gateway's key hook leaves to the MCP route when OAuth is on. */
-export const mcpOAuthPaths = [
-  "/mcp",
-  protectedResourcePath,
-  "/.well-known/oauth-protected-resource",
-];
+const metadataPaths = [protectedResourcePath, "/.well-known/oauth-protected-resource"];
+
+const bearerOf = (authorization: string | null | undefined) =>
+  /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+
+/**
+ * With OAuth on, what the gateway's key check leaves to this route: the metadata documents (open)
+ * and a POST /mcp with a Bearer token (verified here) or with no credential at all (answered here
+ * with the OAuth challenge). A POST /mcp presenting only an X-API-Key is checked by the host like
+ * any request; GET and DELETE /mcp answer 405 whatever they carry.
+ */
+export function mcpOAuthChecksItself(request: AuthRequest): boolean {
+  if (request.path === undefined) return false;
+  if (metadataPaths.includes(request.path)) return true;
+  if (request.path !== "/mcp") return false;
+  return (
+    request.method !== "POST" ||
+    bearerOf(request.headers.get("authorization")) !== undefined ||
+    normalizeApiKey(request.headers.get("x-api-key")) === undefined
+  );
+}
 
 interface McpCaller {
   scope: McpScope;
@@ -77,7 +93,7 @@ export function configureMcpRoute(
   scopes: ScopeDirectory,
   options: McpRouteOptions,
 ): void {
-  const { config, broker, logger, keys } = options;
+  const { config, broker, logger } = options;
   const oauth =
     config.oauth && options.oauth
       ? { ...createMcpOAuth(config.oauth, options.oauth.publicOrigin), ...options.oauth }
@@ -127,7 +143,8 @@ export function configureMcpRoute(
 
   /**
    * Who is calling: an OAuth access token's subject (when OAuth is on and a Bearer token is
-   * presented) or an API key; either way the scope list decides what they may touch.
+   * presented) or an API key, which the host has already checked when inbound keys are on;
+   * either way the scope list decides what they may touch.
    */
   const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<McpCaller> => {
     const reject = (error: AtriumError, mechanism: string, challenge?: string) => {
@@ -135,7 +152,7 @@ export function configureMcpRoute(
       if (challenge) reply.header("www-authenticate", challenge);
       return error;
     };
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? "")?.[1];
+    const bearer = bearerOf(request.headers.authorization);
     if (oauth && bearer) {
       let subject: string;
       try {
@@ -156,33 +173,30 @@ export function configureMcpRoute(
           oauth.challenge("insufficient_scope", "no MCP scope for this subject"),
         );
       }
-      return { scope, gatewayKey: oauth.internalKey, callerKey: keyDigest(`sub:${subject}`) };
+      return {
+        scope,
+        gatewayKey: oauth.internalKey,
+        callerKey: apiKeyDigestHex(`sub:${subject}`),
+      };
     }
     const presented = request.headers["x-api-key"];
-    const key = Array.isArray(presented) ? presented[0] : presented;
-    if (oauth) {
-      const verdict = keys.check(key);
-      if (verdict === "missing") {
-        throw reject(
-          new AtriumError(
-            Code.Unauthenticated,
-            "an X-API-Key or an OAuth Bearer token is required",
-          ),
-          "api_key",
-          oauth.challenge(),
-        );
-      }
-      const rejection = keyRejection(verdict);
-      if (rejection) throw reject(rejection, "api_key");
+    const key = normalizeApiKey(Array.isArray(presented) ? presented[0] : presented);
+    if (oauth && key === undefined) {
+      throw reject(
+        new AtriumError(Code.Unauthenticated, "an X-API-Key or an OAuth Bearer token is required"),
+        "api_key",
+        oauth.challenge(),
+      );
     }
-    const scope = key ? scopes.forKey(key) : undefined;
-    if (!key || !scope) {
+    const digest = key === undefined ? undefined : apiKeyDigestHex(key);
+    const scope = digest === undefined ? undefined : scopes.forKeyDigest(digest);
+    if (key === undefined || digest === undefined || !scope) {
       throw reject(
         new AtriumError(Code.PermissionDenied, "X-API-Key has no MCP scope"),
         "mcp_scope",
       );
     }
-    return { scope, gatewayKey: key, callerKey: keyDigest(key) };
+    return { scope, gatewayKey: key, callerKey: digest };
   };
 
   if (oauth) {

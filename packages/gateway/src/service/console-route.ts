@@ -8,8 +8,15 @@ export const consolePrefix = "/console";
 const rootIcon = "/favicon.ico";
 
 /** The console's static files are public; the key they need goes with each API call instead. */
-export function isConsolePath(path: string): boolean {
-  return path === consolePrefix || path.startsWith(`${consolePrefix}/`) || path === rootIcon;
+export const consolePaths = {
+  paths: [consolePrefix, rootIcon],
+  pathPrefixes: [`${consolePrefix}/`],
+};
+
+function isConsolePath(path: string): boolean {
+  return (
+    consolePaths.paths.includes(path) || consolePaths.pathPrefixes.some((p) => path.startsWith(p))
+  );
 }
 
 /**

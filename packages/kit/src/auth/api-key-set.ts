@@ -1,7 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { splitEnvList } from "../config/env-values.js";
-import { AtriumError, Code } from "../errors.js";
+import type { Code } from "../errors.js";
 import { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./api-key.js";
+import { type AuthExemptions, createExemption } from "./auth-exemptions.js";
+import { AuthenticationError } from "./authentication-error.js";
 import type { Authenticator } from "./identity.js";
 
 export interface ApiKeySetOptions {
@@ -94,20 +96,31 @@ export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
 export function apiKeyRejection(
   verdict: KeyVerdict,
   wrongKey: Code.Unauthenticated | Code.PermissionDenied,
-): AtriumError | undefined {
+): AuthenticationError | undefined {
   if (verdict === "ok") return undefined;
   return verdict === "missing"
-    ? new AtriumError(Code.Unauthenticated, "X-API-Key is required")
-    : new AtriumError(wrongKey, "X-API-Key is not valid");
+    ? new AuthenticationError("api_key", "X-API-Key is required")
+    : new AuthenticationError("api_key", "X-API-Key is not valid", wrongKey);
 }
 
-/** A host authenticator that checks `X-API-Key` against a set, on REST and gRPC alike. */
-export function apiKeyAuthenticator(
-  keys: ApiKeySet,
-  wrongKey: Code.Unauthenticated | Code.PermissionDenied,
-): Authenticator {
+export interface ApiKeyAuthenticatorOptions {
+  keys: ApiKeySet;
+  /** A wrong key's answer (a missing one is 401 everywhere); see `apiKeyRejection`. */
+  wrongKey: Code.Unauthenticated | Code.PermissionDenied;
+  /** What the service leaves open; everything else needs a key. */
+  exempt?: AuthExemptions;
+}
+
+/**
+ * The service's one key check: the host runs it once per request, before routing on REST and
+ * as an interceptor on gRPC, with `X-API-Key` and the same exemptions on both.
+ */
+export function apiKeyAuthenticator(options: ApiKeyAuthenticatorOptions): Authenticator {
+  const { keys, wrongKey } = options;
+  const exempt = options.exempt ? createExemption(options.exempt) : () => false;
   return {
     async authenticate(request) {
+      if (exempt(request)) return undefined;
       const rejection = apiKeyRejection(keys.check(request.headers.get("x-api-key")), wrongKey);
       if (rejection) throw rejection;
       return undefined;

@@ -17,6 +17,12 @@ export const apiKeyDigest = (key: string) =>
     .update(normalizeApiKey(key) ?? "", "utf8")
     .digest();
 
+/**
+ * The same digest in hex: how a key is named where a list must not hold the key itself (MCP
+ * scopes' `key_sha256`) and where a caller is told apart without its key (MCP cancellation).
+ */
+export const apiKeyDigestHex = (key: string) => apiKeyDigest(key).toString("hex");
+
 /** Whether a presented key matches any digest; no early exit reveals which one, or whether any. */
 export function matchesApiKey(presented: string, digests: readonly Buffer[]): boolean {
   const candidate = apiKeyDigest(presented);

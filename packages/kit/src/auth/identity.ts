@@ -17,6 +17,14 @@ export interface AuthRequest {
   headers: Headers;
   /** Set when the TLS layer verified a client certificate chain against the CA. */
   clientCertificateVerified: boolean;
+  /**
+   * The RPC called, `/package.Service/Method`: on gRPC, and on a REST route transcoded from an
+   * RPC, so a rule about an RPC holds on both transports alike.
+   */
+  procedure?: string;
+  /** REST only: the HTTP method and the URL path without its query. */
+  method?: string;
+  path?: string;
 }
 
 /**

@@ -106,6 +106,8 @@ function mountBinding(
     url: route.url,
     config: {
       paramNames: Object.fromEntries(route.variables.map((v) => [v.param, v.fieldPath.join(".")])),
+      // The host's authenticator applies a service's rules about an RPC to its REST routes too.
+      procedure: `/${service.typeName}/${method.name}`,
     },
     errorHandler: (error, request, reply) => sendError(fromFastifyError(error), request, reply),
     handler: async (request, reply) => {

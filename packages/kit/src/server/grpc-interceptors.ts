@@ -154,6 +154,7 @@ export function authenticateCalls(
       identity = await authenticator.authenticate({
         headers: req.header,
         clientCertificateVerified: req.contextValues.get(clientCertificateVerifiedKey),
+        procedure: `/${operationOf(req)}`,
       });
     } catch (error) {
       logger.warn(

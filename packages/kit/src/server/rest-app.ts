@@ -128,6 +128,9 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
         const identity = await authenticator.authenticate({
           headers: toFetchHeaders(request.headers),
           clientCertificateVerified: (request.raw.socket as TLSSocket).authorized === true,
+          procedure: (request.routeOptions.config as { procedure?: string } | undefined)?.procedure,
+          method: request.method,
+          path: pathOf(request.url),
         });
         if (identity) identities.set(request, identity);
       } catch (error) {

@@ -4,6 +4,8 @@ import { after, before, describe, test } from "node:test";
 import { memoryV1 } from "@atrium/api";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { exportJWK, exportSPKI, type GenerateKeyPairResult, generateKeyPair } from "jose";
+import { type ApiKeySet, apiKeyAuthenticator, createApiKeySet } from "../auth/api-key-set.js";
+import { procedureName } from "../auth/auth-exemptions.js";
 import { createAuthenticator } from "../auth/authenticator.js";
 import {
   apiKey,
@@ -272,6 +274,103 @@ describe("API key", () => {
     assert.equal(report.service, "memory");
     assert.equal(typeof report.timestamp, "string");
     assert.equal((await restCall(`${host.restUrl}/metrics`)).status, 200);
+  });
+});
+
+describe("a key check the service declares (exempt RPCs and paths, 401 vs 403)", () => {
+  let host: RunningHost;
+  let checks = 0;
+  before(async () => {
+    const keys = createApiKeySet({ keys: [apiKey], files: [], reloadMs: 60_000 });
+    const counting: ApiKeySet = {
+      ...keys,
+      check(presented) {
+        checks++;
+        return keys.check(presented);
+      },
+    };
+    host = await startHost({
+      authenticator: apiKeyAuthenticator({
+        keys: counting,
+        wrongKey: Code.PermissionDenied,
+        exempt: {
+          procedures: [procedureName(memoryV1.MemoryService, "CreateSession")],
+          paths: ["/open-page"],
+        },
+      }),
+    });
+  });
+  after(() => host.stop());
+
+  /** GetSession (not exempt; its handler always fails) over REST, gRPC and Connect. */
+  const getSession = async (headers: Record<string, string>) => {
+    const rest = await restCall(`${host.restUrl}/api/v1/sessions/s-1`, { headers });
+    const rpc = async (protocol: RpcProtocol) => {
+      try {
+        await memoryClient(host.grpcUrl, undefined, protocol).getSession(
+          { sessionId: "s-1" },
+          { headers },
+        );
+        return "OK";
+      } catch (error) {
+        return Code[ConnectError.from(error).code];
+      }
+    };
+    return {
+      rest: rest.status,
+      code: (rest.body as { code?: string }).code,
+      grpc: await rpc("grpc"),
+      connect: await rpc("connect"),
+    };
+  };
+
+  test("an exempt RPC is open on its REST route and on gRPC, and no key is looked at", async () => {
+    const before = checks;
+    assert.equal((await restCreate(host, {})).status, 200);
+    assert.equal((await grpcCreate(host, {})).code, "OK");
+    assert.equal((await restCreate(host, { "x-api-key": "wrong" })).status, 200);
+    assert.equal(checks, before);
+  });
+
+  test("any other RPC: missing 401, wrong as declared (403), the same on every transport", async () => {
+    assert.deepEqual(await getSession({}), {
+      rest: 401,
+      code: "Unauthenticated",
+      grpc: "Unauthenticated",
+      connect: "Unauthenticated",
+    });
+    assert.deepEqual(await getSession({ "x-api-key": "wrong" }), {
+      rest: 403,
+      code: "PermissionDenied",
+      grpc: "PermissionDenied",
+      connect: "PermissionDenied",
+    });
+    // Past the check, the handler's own failure.
+    assert.deepEqual(await getSession({ "x-api-key": apiKey }), {
+      rest: 500,
+      code: "Internal",
+      grpc: "Internal",
+      connect: "Internal",
+    });
+  });
+
+  test("an exempt path is open; any other path needs a key, routed or not", async () => {
+    assert.equal((await restCall(`${host.restUrl}/open-page`)).status, 404);
+    assert.equal((await restCall(`${host.restUrl}/closed-page`)).status, 401);
+  });
+
+  test("the key is checked once per request on each transport", async () => {
+    const headers = { "x-api-key": apiKey };
+    let before = checks;
+    await restCall(`${host.restUrl}/api/v1/sessions/s-1`, { headers });
+    assert.equal(checks - before, 1, "REST");
+    for (const protocol of ["grpc", "connect"] as const) {
+      before = checks;
+      await memoryClient(host.grpcUrl, undefined, protocol)
+        .getSession({ sessionId: "s-1" }, { headers })
+        .catch(() => undefined);
+      assert.equal(checks - before, 1, protocol);
+    }
   });
 });
 
