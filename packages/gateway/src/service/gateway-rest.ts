@@ -5,7 +5,9 @@ export interface GatewayRestOptions {
   cors: CorsPolicy;
 }
 
-const corsHeaders = "content-type, x-api-key, authorization, last-event-id, mcp-protocol-version";
+// mcp-method and mcp-name: the routing headers every MCP 2026-07-28 request carries.
+const corsHeaders =
+  "content-type, x-api-key, authorization, last-event-id, mcp-protocol-version, mcp-method, mcp-name";
 const corsMethods = "GET, POST, PUT, PATCH, DELETE, OPTIONS";
 
 /**
