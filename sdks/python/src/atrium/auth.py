@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AsyncGenerator, Generator, Optional
+from typing import AsyncGenerator, Generator, Generic, Optional, Protocol, TypeVar
 
 import httpx
 
@@ -10,23 +10,48 @@ from ._version import USER_AGENT
 from .strategies.inject import inject_credential, resolve_strategy
 from .types import ConnectionToken, CredentialStrategy
 
-if TYPE_CHECKING:
-    from .gateway import GatewayClient
-    from .gateway_async import AsyncGatewayClient
+
+class TokenSource(Protocol):
+    """What ConnectionAuth asks of a gateway client (``GatewayClient`` is one)."""
+
+    def get_token(
+        self, connection_id: str, *, workspace_id: Optional[str] = None, bypass_cache: bool = False
+    ) -> ConnectionToken: ...
+
+    def refresh_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None
+    ) -> object: ...
 
 
-class _Base(httpx.Auth):
+class AsyncTokenSource(Protocol):
+    """What AsyncConnectionAuth asks of a gateway client (``AsyncGatewayClient`` is one)."""
+
+    async def get_token(
+        self, connection_id: str, *, workspace_id: Optional[str] = None, bypass_cache: bool = False
+    ) -> ConnectionToken: ...
+
+    async def refresh_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None
+    ) -> object: ...
+
+
+Source = TypeVar("Source", TokenSource, AsyncTokenSource)
+
+
+class _Base(httpx.Auth, Generic[Source]):
     # Signing strategies need the body bytes, and a retry must resend them.
     requires_request_body = True
 
     def __init__(
         self,
+        gateway: Source,
         connection_id: str,
         *,
-        workspace_id: Optional[str],
-        strategy: Optional[CredentialStrategy],
-        refresh_on_unauthorized: bool,
+        workspace_id: Optional[str] = None,
+        strategy: Optional[CredentialStrategy] = None,
+        refresh_on_unauthorized: bool = True,
     ) -> None:
+        self._gateway = gateway
         self.connection_id = connection_id
         self.workspace_id = workspace_id
         self.strategy = strategy
@@ -47,14 +72,12 @@ class _Base(httpx.Auth):
         )
 
 
-class ConnectionAuth(_Base):
+class ConnectionAuth(_Base[TokenSource]):
     """For ``httpx.Client``; made by ``GatewayClient.auth(connection_id)``."""
 
-    def __init__(self, gateway: "GatewayClient", connection_id: str, **options: object) -> None:
-        super().__init__(connection_id, **options)  # type: ignore[arg-type]
-        self._gateway = gateway
-
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+    def sync_auth_flow(
+        self, request: httpx.Request
+    ) -> Generator[httpx.Request, httpx.Response, None]:
         token = self._gateway.get_token(self.connection_id, workspace_id=self.workspace_id)
         response = yield self._prepare(request, token)
         if not self._retry(response, token):
@@ -67,12 +90,8 @@ class ConnectionAuth(_Base):
         yield self._prepare(request, token)
 
 
-class AsyncConnectionAuth(_Base):
+class AsyncConnectionAuth(_Base[AsyncTokenSource]):
     """For ``httpx.AsyncClient``; made by ``AsyncGatewayClient.auth(connection_id)``."""
-
-    def __init__(self, gateway: "AsyncGatewayClient", connection_id: str, **options: object) -> None:
-        super().__init__(connection_id, **options)  # type: ignore[arg-type]
-        self._gateway = gateway
 
     async def async_auth_flow(
         self, request: httpx.Request

@@ -1,14 +1,16 @@
+# Generated from gateway_async.py by sdks/python/scripts/unasync.py: edit that file and run
+# the script; tests/test_unasync.py fails while this one is out of date.
 """The gateway client (sync): connection tokens, refresh, revocation, connections, agents
 and webhook subscriptions."""
 
 from __future__ import annotations
 
-import threading
 from typing import Dict, List, Optional
 
 import httpx
 
 from . import _gateway_calls as calls
+from ._key_locks import KeyLocks
 from ._transport import SyncTransport
 from .auth import ConnectionAuth
 from .token_cache import TokenCache
@@ -29,8 +31,8 @@ from .types import (
 
 
 class GatewayClient:
-    """``GatewayClient("http://127.0.0.1:8082", api_key=...)``; pass ``http`` to reuse your own
-    ``httpx.Client`` (its base URL is left alone; paths are joined to ``url``)."""
+    """``GatewayClient("http://127.0.0.1:8082", api_key=...)``; pass ``http`` to reuse your
+    own ``httpx.Client`` (its base URL is left alone; paths are joined to ``url``)."""
 
     def __init__(
         self,
@@ -43,8 +45,7 @@ class GatewayClient:
     ) -> None:
         self._t = SyncTransport(url, {"x-api-key": api_key} if api_key else {}, http, timeout)
         self._cache = token_cache or TokenCache()
-        self._locks: Dict[str, threading.Lock] = {}
-        self._locks_guard = threading.Lock()
+        self._lock = KeyLocks()
 
     def __enter__(self) -> "GatewayClient":
         return self
@@ -54,10 +55,6 @@ class GatewayClient:
 
     def close(self) -> None:
         self._t.close()
-
-    def _lock(self, key: str) -> threading.Lock:
-        with self._locks_guard:
-            return self._locks.setdefault(key, threading.Lock())
 
     def get_token(
         self, connection_id: str, *, workspace_id: Optional[str] = None, bypass_cache: bool = False
@@ -71,7 +68,9 @@ class GatewayClient:
             if cached is not None:
                 return cached
             try:
-                token: ConnectionToken = self._t.send(calls.get_token(connection_id, workspace_id))
+                token: ConnectionToken = self._t.send(
+                    calls.get_token(connection_id, workspace_id)
+                )
             except BaseException:
                 self._cache.delete(key)
                 raise
@@ -85,13 +84,19 @@ class GatewayClient:
         return self._t.send(calls.refresh_connection(connection_id, workspace_id))
 
     def revoke_connection(
-        self, connection_id: str, *, workspace_id: Optional[str] = None, reason: Optional[str] = None
+        self,
+        connection_id: str,
+        *,
+        workspace_id: Optional[str] = None,
+        reason: Optional[str] = None,
     ) -> RevocationResult:
         result = self._t.send(calls.revoke_connection(connection_id, workspace_id, reason))
         self._cache.delete(calls.cache_key(connection_id, workspace_id))
         return result
 
-    def get_connection(self, connection_id: str, *, workspace_id: Optional[str] = None) -> Connection:
+    def get_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None
+    ) -> Connection:
         return self._t.send(calls.get_connection(connection_id, workspace_id))
 
     def list_connections(self, *, workspace_id: Optional[str] = None) -> List[Connection]:
@@ -106,7 +111,9 @@ class GatewayClient:
         scopes: Optional[List[str]] = None,
     ) -> StartConnectionResult:
         """Starts an OAuth flow; send the user's browser to ``authorization_url``."""
-        return self._t.send(calls.start_connection(provider_id, workspace_id, return_url, scopes))
+        return self._t.send(
+            calls.start_connection(provider_id, workspace_id, return_url, scopes)
+        )
 
     def get_capture_schema(self, provider_id: str) -> CaptureSchema:
         return self._t.send(calls.get_capture_schema(provider_id))
@@ -168,7 +175,9 @@ class GatewayClient:
         """Subscribes ``url`` to ``event_types``. Without ``secret`` one is generated and returned
         in this answer only. Webhooks hear every connection event, so a gateway without inbound
         keys answers these calls with 412."""
-        return self._t.send(calls.create_webhook(name, url, event_types, secret, enabled, description))
+        return self._t.send(
+            calls.create_webhook(name, url, event_types, secret, enabled, description)
+        )
 
     def list_webhooks(self) -> List[Webhook]:
         return self._t.send(calls.list_webhooks())
@@ -227,7 +236,7 @@ class GatewayClient:
         strategy: Optional[CredentialStrategy] = None,
         refresh_on_unauthorized: bool = True,
     ) -> ConnectionAuth:
-        """An ``httpx.Auth`` injecting this connection's credential: ``httpx.get(url, auth=...)``."""
+        """An ``httpx.Auth`` for ``httpx.Client`` injecting this connection's credential."""
         return ConnectionAuth(
             self,
             connection_id,

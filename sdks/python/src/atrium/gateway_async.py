@@ -3,12 +3,12 @@ and webhook subscriptions."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Dict, List, Optional
 
 import httpx
 
 from . import _gateway_calls as calls
+from ._key_locks import AsyncKeyLocks
 from ._transport import AsyncTransport
 from .auth import AsyncConnectionAuth
 from .token_cache import TokenCache
@@ -43,7 +43,7 @@ class AsyncGatewayClient:
     ) -> None:
         self._t = AsyncTransport(url, {"x-api-key": api_key} if api_key else {}, http, timeout)
         self._cache = token_cache or TokenCache()
-        self._locks: Dict[str, asyncio.Lock] = {}
+        self._lock = AsyncKeyLocks()
 
     async def __aenter__(self) -> "AsyncGatewayClient":
         return self
@@ -53,9 +53,6 @@ class AsyncGatewayClient:
 
     async def aclose(self) -> None:
         await self._t.aclose()
-
-    def _lock(self, key: str) -> asyncio.Lock:
-        return self._locks.setdefault(key, asyncio.Lock())
 
     async def get_token(
         self, connection_id: str, *, workspace_id: Optional[str] = None, bypass_cache: bool = False
@@ -69,7 +66,9 @@ class AsyncGatewayClient:
             if cached is not None:
                 return cached
             try:
-                token: ConnectionToken = await self._t.send(calls.get_token(connection_id, workspace_id))
+                token: ConnectionToken = await self._t.send(
+                    calls.get_token(connection_id, workspace_id)
+                )
             except BaseException:
                 self._cache.delete(key)
                 raise
@@ -83,13 +82,19 @@ class AsyncGatewayClient:
         return await self._t.send(calls.refresh_connection(connection_id, workspace_id))
 
     async def revoke_connection(
-        self, connection_id: str, *, workspace_id: Optional[str] = None, reason: Optional[str] = None
+        self,
+        connection_id: str,
+        *,
+        workspace_id: Optional[str] = None,
+        reason: Optional[str] = None,
     ) -> RevocationResult:
         result = await self._t.send(calls.revoke_connection(connection_id, workspace_id, reason))
         self._cache.delete(calls.cache_key(connection_id, workspace_id))
         return result
 
-    async def get_connection(self, connection_id: str, *, workspace_id: Optional[str] = None) -> Connection:
+    async def get_connection(
+        self, connection_id: str, *, workspace_id: Optional[str] = None
+    ) -> Connection:
         return await self._t.send(calls.get_connection(connection_id, workspace_id))
 
     async def list_connections(self, *, workspace_id: Optional[str] = None) -> List[Connection]:
@@ -104,7 +109,9 @@ class AsyncGatewayClient:
         scopes: Optional[List[str]] = None,
     ) -> StartConnectionResult:
         """Starts an OAuth flow; send the user's browser to ``authorization_url``."""
-        return await self._t.send(calls.start_connection(provider_id, workspace_id, return_url, scopes))
+        return await self._t.send(
+            calls.start_connection(provider_id, workspace_id, return_url, scopes)
+        )
 
     async def get_capture_schema(self, provider_id: str) -> CaptureSchema:
         return await self._t.send(calls.get_capture_schema(provider_id))
@@ -166,7 +173,9 @@ class AsyncGatewayClient:
         """Subscribes ``url`` to ``event_types``. Without ``secret`` one is generated and returned
         in this answer only. Webhooks hear every connection event, so a gateway without inbound
         keys answers these calls with 412."""
-        return await self._t.send(calls.create_webhook(name, url, event_types, secret, enabled, description))
+        return await self._t.send(
+            calls.create_webhook(name, url, event_types, secret, enabled, description)
+        )
 
     async def list_webhooks(self) -> List[Webhook]:
         return await self._t.send(calls.list_webhooks())
