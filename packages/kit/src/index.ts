@@ -137,6 +137,12 @@ export {
   type RequestSample,
   type Transport,
 } from "./observability/metrics.js";
+export {
+  startTracing,
+  type Tracing,
+  type TracingOptions,
+  tracingRequested,
+} from "./observability/tracing.js";
 export { OpenAiError } from "./openai/openai-error.js";
 export { createOpenAiHttp, type OpenAiHttp, type OpenAiHttpOptions } from "./openai/openai-http.js";
 export { type BullmqQueueOptions, createBullmqQueue } from "./queue/bullmq-queue.js";

@@ -10,7 +10,9 @@ import {
   logLevel,
   type RunningService,
   shutdownGraceMs,
+  startTracing,
   synchronousStdout,
+  type Tracing,
 } from "@atrium/kit";
 import { startStdioBridge } from "@atrium/mcp";
 import { startMemoryService } from "@atrium/memory";
@@ -21,6 +23,7 @@ import {
   type ServiceLauncher,
   type ServiceName,
   serviceLines,
+  serviceNamed,
   serviceNames,
   startInOrder,
   stopAll,
@@ -31,12 +34,13 @@ const launchers: Record<ServiceName, ServiceLauncher> = {
   memory: startMemoryService,
   broker: startBrokerService,
   gateway: startGatewayService,
-  agent: startAgentService,
+  chat: startAgentService,
 };
 
 const usage = `usage:
   atrium start                 run every service in one process with embedded defaults
-  atrium serve <service>       run one service (${serviceNames.join(", ")})
+  atrium serve <service>       run one service (${serviceNames.join(", ")}; agent is chat's
+                               former name and still runs it)
   atrium mcp                   stdio MCP server for desktop clients, relaying to the gateway's
                                /mcp (ATRIUM_GATEWAY_URL, default http://127.0.0.1:8082 moved
                                by the port settings; ATRIUM_API_KEY, a gateway key with an MCP
@@ -59,7 +63,7 @@ function version(): string {
  * SIGTERM/SIGINT drain every service (each host cuts what is still open two seconds before the
  * grace ends); the process is gone by SHUTDOWN_GRACE_MS even if a cleanup step hangs.
  */
-function stopOnSignals(running: RunningService[]): void {
+function stopOnSignals(running: RunningService[], tracing?: Tracing): void {
   const graceMs = shutdownGraceMs(process.env);
   let stopping = false;
   const stop = async () => {
@@ -70,6 +74,8 @@ function stopOnSignals(running: RunningService[]): void {
       process.exit(1);
     }, graceMs).unref();
     await stopAll(running);
+    // The last spans (the drain's requests) are sent before the process goes.
+    await tracing?.shutdown().catch(() => undefined);
     process.exit(0);
   };
   process.once("SIGINT", stop);
@@ -93,6 +99,8 @@ async function main(args: string[]): Promise<number> {
     console.log(`atrium ${version()}: development keys in ${devKeysPath}`);
     const stdout = synchronousStdout();
     const level = logLevel(env);
+    // One process: one service.name (`atrium`); each service names its spans' tracer.
+    const tracing = await startTracing({ serviceName: "atrium", serviceVersion: version() });
     const running = await startInOrder(
       serviceNames.map((name) => [name, launchers[name]]),
       env,
@@ -100,7 +108,7 @@ async function main(args: string[]): Promise<number> {
     ).catch((error: unknown) => {
       throw namePortInUse(error, ports, host);
     });
-    stopOnSignals(running);
+    stopOnSignals(running, tracing);
     console.log(
       startedBanner(running, {
         devKeysPath,
@@ -132,10 +140,15 @@ async function main(args: string[]): Promise<number> {
     await bridge.closed;
     return 0;
   }
-  if (command === "serve" && serviceNames.includes(target as ServiceName)) {
-    const logger = createLogger({ name: target, level: logLevel(process.env) });
-    const running = [await launchers[target as ServiceName]({ env: process.env, logger })];
-    stopOnSignals(running);
+  const service = command === "serve" ? serviceNamed(target) : undefined;
+  if (service) {
+    const logger = createLogger({ name: service, level: logLevel(process.env) });
+    const tracing = await startTracing({
+      serviceName: `atrium-${service}`,
+      serviceVersion: version(),
+    });
+    const running = [await launchers[service]({ env: process.env, logger })];
+    stopOnSignals(running, tracing);
     console.log(serviceLines(running).join("\n"));
     return -1;
   }

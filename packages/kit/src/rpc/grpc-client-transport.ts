@@ -24,6 +24,7 @@ import {
   parseContentType,
   validateTrailer,
 } from "@connectrpc/connect/protocol-grpc";
+import { traceClientCalls } from "../observability/tracing.js";
 import { toFetchHeaders } from "../server/fetch-headers.js";
 import { envelope, unwrapEnvelope } from "./grpc-wire.js";
 
@@ -76,7 +77,8 @@ export function createGrpcClientTransport(
   const base = new URL(options.baseUrl);
   const origin = base.origin;
   const pathPrefix = base.pathname.replace(/\/$/, "");
-  const interceptors = options.interceptors ?? [];
+  // Outermost, so the caller's own interceptors run inside the call's span.
+  const interceptors = [traceClientCalls(base.host), ...(options.interceptors ?? [])];
   const pingTimeoutMs = options.pingTimeoutMs ?? 5_000;
   let current: Session | undefined;
   let closed = false;

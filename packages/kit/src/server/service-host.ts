@@ -8,6 +8,7 @@ import { type Authenticator, identityKey } from "../auth/identity.js";
 import type { RequestLogLevel } from "../logger/log-levels.js";
 import { createHealthReporter, type HealthCheck } from "../observability/health.js";
 import { createRequestMetrics } from "../observability/metrics.js";
+import { restRequestSpan, traceHttpServer, tracingEnabled } from "../observability/tracing.js";
 import { registerRestRoutes } from "../rpc/transcoder.js";
 import { callerAddressKey, createCallerAddressPolicy } from "./caller-address.js";
 import type { Cidr } from "./cidr.js";
@@ -93,6 +94,18 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
     limits,
     requestLogLevel: options.requestLogLevel,
   });
+  if (tracingEnabled()) {
+    traceHttpServer(rest.server, `atrium-${name}`);
+    // The span is named by the route pattern once routing has run (`POST /api/v1/sessions`).
+    rest.addHook("onResponse", async (request) => {
+      const route = request.routeOptions.url;
+      const span = restRequestSpan(request.raw);
+      if (span && route) {
+        span.updateName(`${request.method} ${route}`);
+        span.setAttribute("http.route", route);
+      }
+    });
+  }
   const grpc = options.grpc
     ? createGrpcServer({
         logger,
@@ -104,6 +117,7 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
         limits,
         requestLogLevel: options.requestLogLevel,
         healthReport: health,
+        tracerName: `atrium-${name}`,
       })
     : undefined;
   const scheme = tls ? "https" : "http";

@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { eventually } from "@atrium/kit/testing";
+import { freePortOffset, spawnAtriumStart } from "./atrium-start-env.js";
+
+// OpenTelemetry end to end: `atrium start` with OTEL_EXPORTER_OTLP_ENDPOINT pointed at an OTLP/HTTP
+// receiver in this test (the JSON encoding). A request sent to the gateway with a W3C traceparent
+// yields spans of one trace in the gateway, the gateway's outbound call and the service it
+// called: memory over REST (fetch), the broker over gRPC. No attribute holds a key.
+
+interface OtlpAttribute {
+  key: string;
+  value: Record<string, unknown>;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: OtlpAttribute[];
+}
+interface ReceivedSpan extends OtlpSpan {
+  service: string;
+  scope: string;
+}
+
+const SERVER = 2;
+const CLIENT = 3;
+
+function attribute(span: OtlpSpan, key: string): unknown {
+  const found = span.attributes?.find((a) => a.key === key)?.value;
+  return found ? Object.values(found)[0] : undefined;
+}
+
+test("a request through the gateway is one trace across gateway, memory and broker", async (t) => {
+  const spans: ReceivedSpan[] = [];
+  const bodies: string[] = [];
+  const receiver = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk: string) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      bodies.push(body);
+      if (request.url === "/v1/traces") {
+        const exported = JSON.parse(body) as {
+          resourceSpans: {
+            resource: { attributes: OtlpAttribute[] };
+            scopeSpans: { scope: { name: string }; spans: OtlpSpan[] }[];
+          }[];
+        };
+        for (const { resource, scopeSpans } of exported.resourceSpans) {
+          const service = String(
+            Object.values(
+              resource.attributes.find((a) => a.key === "service.name")?.value ?? {},
+            )[0],
+          );
+          for (const { scope, spans: list } of scopeSpans) {
+            for (const span of list) spans.push({ ...span, service, scope: scope.name });
+          }
+        }
+      }
+      response.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  const offset = await freePortOffset(0, 1);
+  const dataDir = await mkdtemp(join(tmpdir(), "atrium-otel-"));
+  t.after(() => rm(dataDir, { recursive: true, force: true }));
+  const atrium = await spawnAtriumStart({
+    ATRIUM_DATA_DIR: dataDir,
+    ATRIUM_PORT_OFFSET: String(offset),
+    LOG_LEVEL: "warn",
+    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    OTEL_BSP_SCHEDULE_DELAY: "100",
+  });
+  t.after(() => atrium.stop());
+  const devEnv = await readFile(join(dataDir, "dev.env"), "utf8");
+  const devKey = (name: string) =>
+    (new RegExp(`^${name}=(.*)$`, "m").exec(devEnv)?.[1] ?? "").split(",")[0].trim();
+  const gatewayKey = devKey("GATEWAY_API_KEYS");
+  const brokerKey = devKey("API_KEYS");
+  assert.ok(gatewayKey && brokerKey, "dev.env holds the development keys");
+  const gateway = `http://127.0.0.1:${8082 + offset}`;
+
+  const traceId = randomBytes(16).toString("hex");
+  const callerSpanId = randomBytes(8).toString("hex");
+  const headers = {
+    "x-api-key": gatewayKey,
+    "content-type": "application/json",
+    traceparent: `00-${traceId}-${callerSpanId}-01`,
+  };
+  // gateway → memory (REST through fetch)
+  const search = await fetch(`${gateway}/v1/operator/memory/search`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ tenant_id: "acme", user_id: "alice", query: "Lisbon" }),
+  });
+  assert.equal(search.status, 200, await search.clone().text());
+  // gateway → broker (gRPC through kit's client transport), in a trace of its own
+  const providersTrace = randomBytes(16).toString("hex");
+  const providers = await fetch(`${gateway}/v1/operator/providers`, {
+    headers: { ...headers, traceparent: `00-${providersTrace}-${callerSpanId}-01` },
+  });
+  assert.equal(providers.status, 200, await providers.clone().text());
+
+  const inTrace = (id: string, scope: string, kind: number) =>
+    spans.find((s) => s.traceId === id && s.scope === scope && s.kind === kind);
+  await eventually(
+    "the spans of both requests are exported",
+    () =>
+      inTrace(traceId, "atrium-memory", SERVER) !== undefined &&
+      inTrace(providersTrace, "atrium-broker", SERVER) !== undefined,
+    15_000,
+  );
+
+  // The gateway's span continues the caller's; memory's continues the gateway's outbound call.
+  const gatewaySpan = inTrace(traceId, "atrium-gateway", SERVER);
+  assert.ok(gatewaySpan, "the gateway's server span");
+  assert.equal(gatewaySpan.parentSpanId, callerSpanId);
+  assert.equal(gatewaySpan.name, "POST /v1/operator/memory/search");
+  assert.equal(attribute(gatewaySpan, "http.response.status_code"), 200);
+  const toMemory = spans.find(
+    (s) => s.traceId === traceId && s.kind === CLIENT && s.parentSpanId === gatewaySpan.spanId,
+  );
+  assert.ok(toMemory, "the gateway's call to memory");
+  assert.equal(attribute(toMemory, "url.path"), "/api/v1/operator/search");
+  const memorySpan = inTrace(traceId, "atrium-memory", SERVER);
+  assert.equal(memorySpan?.parentSpanId, toMemory.spanId);
+  assert.equal(memorySpan?.name, "POST /api/v1/operator/search");
+  assert.equal(memorySpan?.service, "atrium");
+
+  // Over gRPC: the broker's span continues the gateway's client span of the same RPC.
+  const brokerSpan = inTrace(providersTrace, "atrium-broker", SERVER);
+  assert.ok(brokerSpan);
+  assert.equal(brokerSpan.name, "broker.v1.BrokerService/ListProviders");
+  assert.equal(attribute(brokerSpan, "rpc.system"), "grpc");
+  const toBroker = spans.find((s) => s.spanId === brokerSpan.parentSpanId);
+  assert.equal(toBroker?.kind, CLIENT);
+  assert.equal(toBroker?.scope, "atrium-rpc-client");
+  assert.equal(toBroker?.name, "broker.v1.BrokerService/ListProviders");
+  assert.equal(
+    spans.find((s) => s.spanId === toBroker?.parentSpanId)?.name,
+    "GET /v1/operator/providers",
+  );
+
+  // Nothing exported carries a key or a credential header.
+  const exported = bodies.join("\n");
+  for (const secret of [gatewayKey, brokerKey]) assert.ok(!exported.includes(secret));
+  assert.doesNotMatch(exported, /x-api-key|authorization/i);
+});
