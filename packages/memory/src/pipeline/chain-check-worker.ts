@@ -144,6 +144,15 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     }
   }
 
+  /** A chain's vector, of its newest part. */
+  async function embedChain(chain: ChainRecord) {
+    chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
+    chain.embeddingModel = embedder.model;
+  }
+
+  /** A closing chain's analysis (the LLM's when configured), read within the analysis budget. */
+  const analyse = (chain: ChainRecord) => analyser.analyse(chain.content, chain.scope.tenantId);
+
   /** Summary, topic and vector of a chain that is still growing: cheap, extractive. */
   async function refreshOpen(chain: ChainRecord) {
     // The newest part: a growing chain is re-summarised on every check.
@@ -151,8 +160,21 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     chain.summary = await textAnalysis.summarise(recent, chain.scope.tenantId);
     chain.topic = keywordTopic(recent);
     chain.quality = qualityOf(chain.content);
-    chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
-    chain.embeddingModel = embedder.model;
+    await embedChain(chain);
+  }
+
+  /** A closed chain's analysis written to it: summary, topic, scores, entities, relations. */
+  function describe(chain: ChainRecord, analysis: ChainAnalysis & { density: number }) {
+    Object.assign(chain, {
+      summary: analysis.summary,
+      topic: analysis.topic,
+      importance: analysis.importance,
+      density: analysis.density,
+      entities: analysis.entities,
+      relations: analysis.relations,
+      analysisMethod: analysis.method,
+      quality: qualityOf(chain.content),
+    });
   }
 
   /**
@@ -161,9 +183,8 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
    * id of the chain to delete, applied by the caller in one transaction.
    */
   async function close(chain: ChainRecord): Promise<ChainChange> {
-    const analysis = await analyser.analyse(chain.content, chain.scope.tenantId);
-    chain.embedding = await embedOne(embedder, chain.content.slice(-EMBED_CHARS));
-    chain.embeddingModel = embedder.model;
+    const analysis = await analyse(chain);
+    await embedChain(chain);
     const hits = await vectorSearch.search({
       ...chain.scope,
       embedding: chain.embedding,
@@ -186,17 +207,8 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
         .map((c) => ({ chain: c, similarity: similarity.get(c.id) ?? 0 })),
     );
     if (!target) {
-      Object.assign(chain, {
-        status: "closed",
-        summary: analysis.summary,
-        topic: analysis.topic,
-        importance: analysis.importance,
-        density: analysis.density,
-        entities: analysis.entities,
-        relations: analysis.relations,
-        analysisMethod: analysis.method,
-        quality: qualityOf(chain.content),
-      });
+      chain.status = "closed";
+      describe(chain, analysis);
       return { save: chain };
     }
     const merged = target.chain;
@@ -205,19 +217,10 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
     mergeMetadata(merged.metadata, chain.metadata);
     if (chain.firstEventAt < merged.firstEventAt) merged.firstEventAt = chain.firstEventAt;
     if (chain.lastEventAt > merged.lastEventAt) merged.lastEventAt = chain.lastEventAt;
-    const mergedAnalysis = await analyser.analyse(merged.content, merged.scope.tenantId);
-    Object.assign(merged, {
-      summary: mergedAnalysis.summary,
-      topic: mergedAnalysis.topic,
-      importance: Math.max(merged.importance, mergedAnalysis.importance),
-      density: mergedAnalysis.density,
-      entities: mergedAnalysis.entities,
-      relations: mergedAnalysis.relations,
-      analysisMethod: mergedAnalysis.method,
-      quality: qualityOf(merged.content),
-      embedding: await embedOne(embedder, merged.content.slice(-EMBED_CHARS)),
-      embeddingModel: embedder.model,
-    });
+    const mergedAnalysis = await analyse(merged);
+    const importance = Math.max(merged.importance, mergedAnalysis.importance);
+    describe(merged, { ...mergedAnalysis, importance });
+    await embedChain(merged);
     // The target's earlier facts are in the graph already; the new part's go in now, so that
     // promotion never counts one chain twice.
     return { save: merged, remove: chain.id, ...(merged.promotedAt ? { promote: analysis } : {}) };
@@ -321,7 +324,9 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
 
     /**
      * A chain recomputed from the events that remain of it after an erasure, as if the erased
-     * ones had never been stored: text, metadata, summary, topic, analysis and vectors.
+     * ones had never been stored: text, metadata, summary, topic, analysis and vectors, each
+     * read within the same budget as when the chain was first built (a megabyte message is
+     * embedded and analysed by its leading part here too).
      */
     async rebuild(chain: ChainRecord, remaining: StmEvent[]): Promise<ChainRecord> {
       const first = remaining[0].timestamp;
@@ -336,26 +341,15 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       };
       for (const event of remaining) {
         const userVector =
-          event.role === "user" ? await embedOne(embedder, event.content) : undefined;
+          event.role === "user" ? await embedMessage(embedder, event.content) : undefined;
         append(rebuilt, event, userVector);
       }
       if (chain.status === "open") {
         await refreshOpen(rebuilt);
         return rebuilt;
       }
-      const analysis = await analyser.analyse(rebuilt.content);
-      Object.assign(rebuilt, {
-        summary: analysis.summary,
-        topic: analysis.topic,
-        importance: analysis.importance,
-        density: analysis.density,
-        entities: analysis.entities,
-        relations: analysis.relations,
-        analysisMethod: analysis.method,
-        quality: qualityOf(rebuilt.content),
-        embedding: await embedOne(embedder, rebuilt.content.slice(-EMBED_CHARS)),
-        embeddingModel: embedder.model,
-      });
+      describe(rebuilt, await analyse(rebuilt));
+      await embedChain(rebuilt);
       return rebuilt;
     },
 

@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createChainAnalyser } from "../chains/analyse-chain.js";
+import { CHAIN_ANALYSIS_CHARS } from "../chains/analysis-budget.js";
 import { createContinuityJudge } from "../chains/continuity.js";
-import type { Scope } from "../domain.js";
+import { inlineTextAnalysis, type TextAnalysis } from "../chains/text-analysis-pool.js";
+import type { Scope, StmEvent } from "../domain.js";
+import type { Embedder } from "../embeddings/embedder.js";
 import { createHashEmbedder } from "../embeddings/hash-embedder.js";
 import { createOpenAiEmbedder } from "../embeddings/openai-embedder.js";
 import { createOpenAiLlm } from "../llm/llm.js";
@@ -11,8 +15,9 @@ import { createEventStore, type EventStore } from "../store/events.js";
 import { migrateMemory } from "../store/migrate.js";
 import { createSessionStore } from "../store/sessions.js";
 import { createVectorSearch, type VectorSearch } from "../store/vector-search.js";
+import { testChain } from "../testing/chain-record.js";
 import { chatAnswer, type FakeOpenAi, startFakeOpenAi } from "../testing/fake-openai.js";
-import { createChainCheckWorker } from "./chain-check-worker.js";
+import { createChainCheckWorker, EMBED_CHARS } from "./chain-check-worker.js";
 import { createPromoter } from "./promoter.js";
 
 let sql: Sql;
@@ -265,4 +270,67 @@ test("long chains are not merged into one ever longer chain", async () => {
   const rows = await chains();
   assert.equal(rows.length, 4, "each long tomato chain stays its own");
   assert.ok(rows.every((r) => r.event_ids.length === 1));
+});
+
+test("a chain rebuilt after an erasure reads a very large message by its leading part", async () => {
+  const hash = createHashEmbedder();
+  const embedded: number[] = [];
+  const embedder: Embedder = {
+    model: hash.model,
+    dimensions: hash.dimensions,
+    semantic: hash.semantic,
+    embed(texts) {
+      embedded.push(...texts.map((t) => t.length));
+      return hash.embed(texts);
+    },
+  };
+  const analysed: { chars: number; tenantId?: string }[] = [];
+  const textAnalysis: TextAnalysis = {
+    ...inlineTextAnalysis,
+    analyse(text, tenantId) {
+      analysed.push({ chars: text.length, tenantId });
+      return inlineTextAnalysis.analyse(text, tenantId);
+    },
+  };
+  const worker = createChainCheckWorker({
+    sql,
+    events,
+    embedder,
+    vectorSearch,
+    analyser: createChainAnalyser({ textAnalysis }),
+    judge: createContinuityJudge(),
+    textAnalysis,
+  });
+  // About 5 MB: a pasted log, as issue 28's probe sent (three 2 MB messages).
+  const huge = `My garden log. ${"Tomatoes need water every morning before the sun. ".repeat(100_000)}`;
+  const said = (role: "user" | "agent", content: string, minute: number): StmEvent => ({
+    id: randomUUID(),
+    sessionId,
+    role,
+    type: "message",
+    source: role,
+    content,
+    metadata: {},
+    timestamp: at(minute),
+    coalescedCount: 1,
+  });
+  const remaining = [said("user", huge, 0), said("agent", "Noted, watering at dawn.", 1)];
+  const started = performance.now();
+  const rebuilt = await worker.rebuild(
+    testChain(scope, { status: "closed", eventIds: remaining.map((e) => e.id) }),
+    remaining,
+  );
+  const elapsed = performance.now() - started;
+  assert.deepEqual(
+    rebuilt.eventIds,
+    remaining.map((e) => e.id),
+  );
+  assert.ok(rebuilt.content.includes(huge), "the chain's text stays whole");
+  assert.ok(embedded.length >= 2);
+  assert.ok(Math.max(...embedded) <= EMBED_CHARS + 1, `embedded ${Math.max(...embedded)} chars`);
+  assert.equal(analysed.length, 1);
+  assert.ok(analysed[0].chars <= CHAIN_ANALYSIS_CHARS + 1, `analysed ${analysed[0].chars} chars`);
+  // Its analysis takes the tenant's turn in the fair queue, as the chain check's does.
+  assert.equal(analysed[0].tenantId, scope.tenantId);
+  assert.ok(elapsed < 5000, `rebuilt in ${elapsed} ms`);
 });
