@@ -224,7 +224,7 @@ export function createMcpHttpHandler(): McpHttpHandler {
         (message) => message.id !== undefined && message.params?._meta?.progressToken !== undefined,
       );
       const answer = wantsProgress ? sseAnswer(res) : jsonAnswer(res);
-      const sink = stateless ? statelessSink(answer, messages[0].method) : answer;
+      const sink = stateless ? statelessSink(answer, parsed.messages[0]) : answer;
       // Settles when the answer is written, or when the client left before it was.
       await new Promise<void>((resolve) => {
         res.once("close", resolve);
@@ -266,12 +266,12 @@ function jsonAnswer(res: ServerResponse): AnswerSink {
 }
 
 /** The answer to a 2026-07-28 request (one per POST), shaped and given its status as it wants. */
-function statelessSink(sink: AnswerSink, method: string | undefined): ExchangeSink {
+function statelessSink(sink: AnswerSink, request: JSONRPCMessage): ExchangeSink {
   return {
     notify: sink.notify,
     answered(responses) {
       if (responses.length === 0) return sink.answered(responses);
-      const { status, message } = statelessAnswer(method, responses[0]);
+      const { status, message } = statelessAnswer(request, responses[0]);
       sink.answered([message], status);
     },
   };

@@ -105,6 +105,10 @@ test("2026-07-28 results say they are complete; lists carry cache hints", async 
   assert.equal(call2.status, 200);
   assert.equal(call2.result?.resultType, "complete");
   assert.equal(call2.result?.ttlMs, undefined, "a tool call is not cacheable");
+  const uri = "atrium://nothing/here";
+  const missing = await call("resources/read", { uri }, { "mcp-name": uri });
+  assert.deepEqual([missing.status, missing.error?.code], [200, -32602]);
+  assert.deepEqual(missing.error?.data, { uri }, "the missing resource is named (SEP-2164)");
 });
 
 test("2026-07-28 refusals: status, code and the request's id", async () => {

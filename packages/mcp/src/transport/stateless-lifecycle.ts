@@ -183,13 +183,23 @@ export function checkStatelessRequest(
  * the server does not have is 404).
  */
 export function statelessAnswer(
-  method: string | undefined,
+  request: JSONRPCMessage,
   response: JSONRPCMessage,
 ): { status: number; message: JSONRPCMessage } {
+  const { method, params } = request as MessageLike;
   if ("error" in response) {
+    const { error } = response;
+    // SEP-2164: a resource that is not there is invalid params naming its URI.
+    const unknownResource =
+      method === "resources/read" &&
+      error.code === ErrorCode.InvalidParams &&
+      error.data === undefined &&
+      typeof params?.uri === "string";
     return {
-      status: response.error.code === ErrorCode.MethodNotFound ? 404 : 200,
-      message: response,
+      status: error.code === ErrorCode.MethodNotFound ? 404 : 200,
+      message: unknownResource
+        ? { ...response, error: { ...error, data: { uri: params?.uri } } }
+        : response,
     };
   }
   if (!("result" in response)) return { status: 200, message: response };
