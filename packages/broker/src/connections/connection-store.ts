@@ -1,5 +1,5 @@
-import type { SqlExecutor } from "@atrium/kit";
-import { connectionNotFound, connectionRevoked } from "./connection-errors.js";
+import { connectionRevoked, type SqlExecutor } from "@atrium/kit";
+import { connectionNotFound } from "./connection-errors.js";
 import type { ConnectionRecord, ConnectionStatus, RevocationOutcome } from "./connection-record.js";
 
 /** A token this close to its expiry is treated as expired: it would lapse on its way out. */
@@ -143,7 +143,7 @@ export const connectionStore = {
     );
     const row = rows[0];
     if (!row) throw connectionNotFound(id);
-    if (row.revoked_at) throw connectionRevoked(id);
+    if (row.revoked_at) throw connectionRevoked({ connection_id: id });
     return row;
   },
 
@@ -206,7 +206,7 @@ export const connectionStore = {
     );
   },
 
-  /** Stores a refreshed credential and drops the lease; connection_revoked if revoked meanwhile. */
+  /** Stores a refreshed credential and drops the lease; connectionRevoked if revoked meanwhile. */
   async storeRefreshed(
     tx: SqlExecutor,
     id: string,
@@ -223,7 +223,7 @@ export const connectionStore = {
         RETURNING *`,
       [id, refreshed.credentialEnc, refreshed.expiresAt, refreshed.refreshDueAt, refreshed.scope],
     );
-    if (!rows[0]) throw connectionRevoked(id);
+    if (!rows[0]) throw connectionRevoked({ connection_id: id });
     return rows[0];
   },
 

@@ -1,10 +1,9 @@
-import { invalidArgument } from "@atrium/kit";
+import { invalidArgument, providerUnavailable } from "@atrium/kit";
 import * as oauth from "oauth4webapi";
 import type { CallerContext } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
 import type { FlowState } from "../oauth/state-token.js";
-import { providerUnavailable } from "./connection-errors.js";
 import type { ConnectionRecord } from "./connection-record.js";
 import { newFlowState, type StartFlowRequest } from "./flow-state.js";
 import { auditFailure, storeConnection } from "./store-connection.js";
@@ -67,8 +66,8 @@ export async function completeOAuth(
       await failure(error.oauthError);
       throw invalidArgument(`authorization failed: ${error.oauthError}`);
     }
-    await failure("provider_unavailable");
-    throw providerUnavailable(`code exchange with provider ${provider.name} failed`);
+    await failure(providerUnavailable.spec.reason);
+    throw providerUnavailable({ detail: `code exchange with provider ${provider.name} failed` });
   }
   const connection = await storeConnection(
     ctx,

@@ -1,12 +1,12 @@
-import { invalidArgument } from "@atrium/kit";
-import type { CallerContext } from "../audit/audit-log.js";
-import type { BrokerContext } from "../broker-context.js";
-import type { ProviderRecord } from "../providers/provider-store.js";
 import {
+  invalidArgument,
   invalidCredentials,
   providerNotValidatable,
   providerUnavailable,
-} from "./connection-errors.js";
+} from "@atrium/kit";
+import type { CallerContext } from "../audit/audit-log.js";
+import type { BrokerContext } from "../broker-context.js";
+import type { ProviderRecord } from "../providers/provider-store.js";
 import type { ConnectionRecord, Credential } from "./connection-record.js";
 import {
   credentialStrategy,
@@ -78,7 +78,7 @@ function checkCredentialSizes(credential: Credential) {
 
 async function validateStatic(provider: ProviderRecord, credential: Credential): Promise<void> {
   const endpoint = provider.user_info_endpoint || provider.api_base_url;
-  if (!endpoint) throw providerNotValidatable(provider.id);
+  if (!endpoint) throw providerNotValidatable({ provider_id: provider.id });
   const headers: Record<string, string> = { accept: "application/json" };
   const url = new URL(endpoint);
   // Presented as the SDKs will present it: a key that passes here works when injected.
@@ -101,11 +101,13 @@ async function validateStatic(provider: ProviderRecord, credential: Credential):
     });
     await response.body?.cancel();
   } catch {
-    throw providerUnavailable(
-      `provider ${provider.name} could not be reached to validate the credential`,
-    );
+    throw providerUnavailable({
+      detail: `provider ${provider.name} could not be reached to validate the credential`,
+    });
   }
-  if (response.status === 401 || response.status === 403) throw invalidCredentials(response.status);
+  if (response.status === 401 || response.status === 403) {
+    throw invalidCredentials({ provider_status: String(response.status) });
+  }
   // The request was too large for the provider only because of what the caller sent: the
   // caller's fault, not an outage of the provider.
   if (response.status === 413 || response.status === 414 || response.status === 431) {
@@ -114,8 +116,8 @@ async function validateStatic(provider: ProviderRecord, credential: Credential):
     );
   }
   if (!response.ok) {
-    throw providerUnavailable(
-      `provider ${provider.name} answered ${response.status} while validating`,
-    );
+    throw providerUnavailable({
+      detail: `provider ${provider.name} answered ${response.status} while validating`,
+    });
   }
 }

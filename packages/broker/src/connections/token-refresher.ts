@@ -1,14 +1,16 @@
-import { AtriumError, Code, type SqlExecutor } from "@atrium/kit";
+import {
+  AtriumError,
+  attentionRequired,
+  Code,
+  connectionNotActive,
+  connectionRevoked,
+  providerUnavailable,
+  type SqlExecutor,
+} from "@atrium/kit";
 import { SYSTEM_CALLER, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import { ProviderRejectedError, type TokenSet } from "../oauth/oauth-client.js";
 import { enqueueWebhookEvent } from "../webhooks/webhook-events.js";
-import {
-  attentionRequired,
-  connectionNotActive,
-  connectionRevoked,
-  providerUnavailable,
-} from "./connection-errors.js";
 import {
   type ConnectionRecord,
   type Credential,
@@ -37,9 +39,13 @@ export function tokenSchedule(
 
 /** Throws the spec's error for a connection that cannot hand out or refresh credentials. */
 export function assertUsable(row: ConnectionRecord): void {
-  if (row.revoked_at || row.status === "revoked") throw connectionRevoked(row.id);
-  if (row.status === "attention") throw attentionRequired(row.id);
-  if (row.status !== "active") throw connectionNotActive(row.id, row.status);
+  if (row.revoked_at || row.status === "revoked") {
+    throw connectionRevoked({ connection_id: row.id });
+  }
+  if (row.status === "attention") throw attentionRequired({ connection_id: row.id });
+  if (row.status !== "active") {
+    throw connectionNotActive({ connection_id: row.id, status: row.status });
+  }
 }
 
 export type RefreshOutcome = "refreshed" | "refreshed_elsewhere" | "not_due";
@@ -101,7 +107,7 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     if (!credential.refresh_token) {
       // Nothing to refresh with: a human has to consent again.
       await markAttention(row, "no_refresh_token", 0);
-      throw attentionRequired(row.id);
+      throw attentionRequired({ connection_id: row.id });
     }
     let tokens: TokenSet;
     try {
@@ -111,11 +117,11 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
     } catch (error) {
       if (error instanceof ProviderRejectedError) {
         await markAttention(row, error.oauthError, error.status);
-        throw attentionRequired(row.id);
+        throw attentionRequired({ connection_id: row.id });
       }
       await markTransientFailure(row, error);
       if (error instanceof AtriumError) throw error;
-      throw providerUnavailable(`refresh of connection ${row.id} failed; will retry`);
+      throw providerUnavailable({ detail: `refresh of connection ${row.id} failed; will retry` });
     }
     const next: Credential = {
       ...credential,
@@ -260,7 +266,7 @@ export function createTokenRefresher(ctx: BrokerContext): TokenRefresher {
         return { outcome: "refreshed_elsewhere", connection: after };
       // The other instance's refresh failed: try once ourselves, and never serve an expired token.
       if (attempts > 1) return refreshOnce(after, force, attempts - 1);
-      throw providerUnavailable(`refresh of connection ${id} failed; will retry`);
+      throw providerUnavailable({ detail: `refresh of connection ${id} failed; will retry` });
     }
     // Another instance may have refreshed between our read and our claim.
     if (!force && !expiresSoon(claimed) && !isDue(claimed)) {

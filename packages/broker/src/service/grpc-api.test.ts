@@ -235,7 +235,11 @@ test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken wou
   assert.equal(answer.error, null);
   const results = answer.response?.results as {
     token?: { api_key: string; connection_id: string };
-    error?: { code: number; message: string };
+    error?: {
+      code: number;
+      message: string;
+      error_info?: { reason: string; domain: string; metadata: Record<string, string> };
+    };
   }[];
   assert.deepEqual(
     results.map((r) => r.token?.api_key ?? r.error?.code),
@@ -248,7 +252,12 @@ test("gRPC: GetConnectionTokens answers each retrieval as GetConnectionToken wou
       grpc.status.PERMISSION_DENIED,
     ],
   );
-  assert.match(results[4].error?.message ?? "", /\(connection_revoked\)$/);
+  // The fixed error's reason travels as data, as GetConnectionToken's status details carry it.
+  assert.deepEqual(results[4].error?.error_info, {
+    reason: "connection_revoked",
+    domain: "atrium",
+    metadata: { connection_id: "conn-r" },
+  });
 
   // One audit row per served retrieval, each with its own caller; none for the refused ones.
   const audit = await pg.sql.query<{ caller_ip: string; user_agent: string }>(

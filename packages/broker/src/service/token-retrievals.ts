@@ -1,4 +1,4 @@
-import type { brokerV1 } from "@atrium/api";
+import { type brokerV1, ErrorInfoSchema } from "@atrium/api";
 import {
   AtriumError,
   Code,
@@ -67,6 +67,7 @@ export function createTokenRetrievals(connections: ConnectionService, logger: Lo
           code: normalized.code,
           message: normalized.rawMessage,
           retryAfterSeconds: Number(normalized.metadata.get("retry-after") ?? 0),
+          errorInfo: normalized.findDetails(ErrorInfoSchema)[0],
         },
       },
     };

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { brokerV1 } from "@atrium/api";
+import { errorInfoOf } from "@atrium/kit";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createTokenGathering } from "./token-gathering.js";
@@ -33,18 +34,33 @@ function fakeBroker(options: { many?: (request: ManyRequest) => Promise<unknown>
                   value: { code: Code.NotFound, message: `connection ${id} not found` },
                 },
               }
-            : id === "db-down"
+            : id === "revoked"
               ? {
                   result: {
                     case: "error" as const,
                     value: {
-                      code: Code.Unavailable,
-                      message: "database unavailable",
-                      retryAfterSeconds: 1,
+                      code: Code.FailedPrecondition,
+                      message: `connection ${id} was revoked`,
+                      errorInfo: {
+                        reason: "connection_revoked",
+                        domain: "atrium",
+                        metadata: { connection_id: id },
+                      },
                     },
                   },
                 }
-              : { result: { case: "token" as const, value: token(id) } },
+              : id === "db-down"
+                ? {
+                    result: {
+                      case: "error" as const,
+                      value: {
+                        code: Code.Unavailable,
+                        message: "database unavailable",
+                        retryAfterSeconds: 1,
+                      },
+                    },
+                  }
+                : { result: { case: "token" as const, value: token(id) } },
         ),
       });
     },
@@ -105,6 +121,19 @@ describe("token gathering", () => {
     const error = (down as PromiseRejectedResult).reason as ConnectError;
     assert.equal(error.code, Code.Unavailable);
     assert.equal(error.metadata.get("retry-after"), "1");
+  });
+
+  test("a retrieval's fixed error reaches its read with its ErrorInfo, as the single call's", async () => {
+    const broker = fakeBroker();
+    const [, revoked] = await Promise.allSettled([
+      broker.get({ id: "a" }),
+      broker.get({ id: "revoked" }),
+    ]);
+    const error = (revoked as PromiseRejectedResult).reason as ConnectError;
+    assert.deepEqual(errorInfoOf(error), {
+      reason: "connection_revoked",
+      params: { connection_id: "revoked" },
+    });
   });
 
   test("a failed call fails each of its reads with its error (so each can fall back alone)", async () => {

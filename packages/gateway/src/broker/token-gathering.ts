@@ -1,4 +1,4 @@
-import type { brokerV1 } from "@atrium/api";
+import { type brokerV1, ErrorInfoSchema } from "@atrium/api";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type CallOptions, Code, ConnectError } from "@connectrpc/connect";
 
@@ -78,7 +78,8 @@ export function createTokenGathering(options: TokenGatheringOptions) {
       if (result?.case === "token") settle(read, () => read.resolve(result.value));
       else {
         const error = result?.case === "error" ? result.value : undefined;
-        // As the single call would have carried it: the retry advice as retry-after metadata.
+        // As the single call would have carried it: the retry advice as retry-after metadata, a
+        // fixed error's ErrorInfo as its detail.
         const metadata = error?.retryAfterSeconds
           ? { "retry-after": String(error.retryAfterSeconds) }
           : undefined;
@@ -88,6 +89,7 @@ export function createTokenGathering(options: TokenGatheringOptions) {
               error?.message ?? "the broker gave no answer for this retrieval",
               error ? (error.code as Code) : Code.Internal,
               metadata,
+              error?.errorInfo && [{ desc: ErrorInfoSchema, value: error.errorInfo }],
             ),
           ),
         );
