@@ -29,6 +29,7 @@ export {
 export type * from "./memory-types.js";
 export { type AwsCredentials, type SigV4Options, signSigV4 } from "./strategies/aws-sigv4.js";
 export {
+  type InjectableCredential,
   type InjectOptions,
   injectCredential,
   resolveStrategy,

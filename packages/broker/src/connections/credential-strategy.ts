@@ -9,10 +9,6 @@ export interface CredentialStrategy {
   service: string;
 }
 
-/** What the SDKs use when a provider names no header or query parameter (see docs/gateway.md). */
-export const DEFAULT_API_KEY_HEADER = "X-API-Key";
-export const DEFAULT_QUERY_PARAM = "api_key";
-
 const naturalStrategy: Record<string, string> = {
   oauth2: "oauth2",
   api_key: "api_key",

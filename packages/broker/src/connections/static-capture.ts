@@ -4,15 +4,12 @@ import {
   providerNotValidatable,
   providerUnavailable,
 } from "@atrium/kit";
+import { injectCredential, type CredentialStrategy as Presentation } from "@atrium/sdk";
 import type { CallerContext } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ProviderRecord } from "../providers/provider-store.js";
 import type { ConnectionRecord, Credential } from "./connection-record.js";
-import {
-  credentialStrategy,
-  DEFAULT_API_KEY_HEADER,
-  DEFAULT_QUERY_PARAM,
-} from "./credential-strategy.js";
+import { credentialStrategy } from "./credential-strategy.js";
 import { storeConnection } from "./store-connection.js";
 
 export interface StaticCaptureRequest {
@@ -79,23 +76,18 @@ function checkCredentialSizes(credential: Credential) {
 async function validateStatic(provider: ProviderRecord, credential: Credential): Promise<void> {
   const endpoint = provider.user_info_endpoint || provider.api_base_url;
   if (!endpoint) throw providerNotValidatable({ provider_id: provider.id });
-  const headers: Record<string, string> = { accept: "application/json" };
   const url = new URL(endpoint);
-  // Presented as the SDKs will present it: a key that passes here works when injected.
-  const strategy = credentialStrategy(provider.auth_type, provider.params);
-  if (provider.auth_type === "basic_auth") {
-    const pair = `${credential.username ?? ""}:${credential.password ?? ""}`;
-    headers.authorization = `Basic ${Buffer.from(pair, "utf8").toString("base64")}`;
-  } else if (strategy.type === "query_param") {
-    url.searchParams.set(strategy.paramName || DEFAULT_QUERY_PARAM, credential.api_key ?? "");
-  } else {
-    headers[strategy.headerName || DEFAULT_API_KEY_HEADER] =
-      `${strategy.headerPrefix}${credential.api_key ?? ""}`;
-  }
   let response: Response;
   try {
-    response = await fetch(url, {
-      headers,
+    // Presented by the SDKs' own injection, so a key that passes here works when injected. Inside
+    // the try: a header that cannot be sent fails in Headers as it would in fetch.
+    const request = await injectCredential(
+      { url, method: "GET", headers: new Headers({ accept: "application/json" }), body: undefined },
+      credential,
+      presentation(provider),
+    );
+    response = await fetch(request.url, {
+      headers: request.headers,
       signal: AbortSignal.timeout(10_000),
       redirect: "manual",
     });
@@ -120,4 +112,22 @@ async function validateStatic(provider: ProviderRecord, credential: Credential):
       detail: `provider ${provider.name} answered ${response.status} while validating`,
     });
   }
+}
+
+/**
+ * How a captured credential is presented to be validated: HTTP Basic for a basic_auth provider,
+ * else in the provider's query parameter or header. A signing strategy (hmac_payload, aws_sigv4)
+ * signs requests, not this check: its key is presented in the header, as an api_key is.
+ */
+function presentation(provider: ProviderRecord): Presentation {
+  if (provider.auth_type === "basic_auth") return { type: "basic_auth" };
+  const strategy = credentialStrategy(provider.auth_type, provider.params);
+  if (strategy.type === "query_param") {
+    return { type: "query_param", param_name: strategy.paramName };
+  }
+  return {
+    type: "api_key",
+    header_name: strategy.headerName,
+    header_prefix: strategy.headerPrefix,
+  };
 }

@@ -267,6 +267,56 @@ test("an oversized static credential is the caller's 400, never the provider's o
   assert.equal((await pg.sql.query("SELECT 1 FROM broker_connections")).rowCount, 0);
 });
 
+test("a captured key is presented where the SDKs put it: default header, query parameter, signing header", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const seen: { url: string; headers: Record<string, string | string[] | undefined> }[] = [];
+  const upstream = createServer((req, res) => {
+    seen.push({ url: req.url ?? "", headers: req.headers });
+    res.end("{}");
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  t.after(() => new Promise((r) => upstream.close(r)));
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const { broker } = await startBrokerOnTestPostgres(t);
+  const captureWith = async (name: string, params: Record<string, string>) => {
+    const provider = await broker.call("POST", "/providers", {
+      name,
+      auth_type: "api_key",
+      api_base_url: `${base}/me?v=1`,
+      params,
+    });
+    const captured = await broker.call("POST", "/connections/static", {
+      provider_id: provider.body.id,
+      workspace_id: "ws",
+      api_key: "the key",
+    });
+    assert.equal(captured.status, 200, JSON.stringify(captured.body));
+    const request = seen.at(-1);
+    assert.ok(request);
+    return request;
+  };
+
+  const plain = await captureWith("plain", {});
+  assert.equal(plain.url, "/me?v=1");
+  assert.equal(plain.headers["x-api-key"], "the key");
+  assert.equal(plain.headers.accept, "application/json");
+  const query = await captureWith("query", {
+    credential_strategy: "query_param",
+    credential_query_param: "token",
+  });
+  assert.equal(query.url, "/me?v=1&token=the+key");
+  assert.equal(query.headers["x-api-key"], undefined);
+  const defaultQuery = await captureWith("default-query", { credential_strategy: "query_param" });
+  assert.equal(defaultQuery.url, "/me?v=1&api_key=the+key");
+  // A signing strategy signs requests, not this check: the key itself goes in its header.
+  const signing = await captureWith("signing", {
+    credential_strategy: "hmac_payload",
+    credential_header: "X-Signature",
+    credential_header_prefix: "sha256=",
+  });
+  assert.equal(signing.headers["x-signature"], "sha256=the key");
+});
+
 test("/oauth/start refuses a return_url holding control characters, naming it", async (t) => {
   if (!(await needsServer(t, "postgres"))) return;
   const { broker } = await startBrokerOnTestPostgres(t);

@@ -27,6 +27,17 @@ export function resolveStrategy(
   }
 }
 
+/**
+ * What a strategy reads of a credential: a gateway token carries it, and so does a credential the
+ * broker holds before it is stored (it validates a captured key as the SDKs will inject it).
+ */
+export type InjectableCredential = Partial<
+  Pick<
+    ConnectionToken,
+    "connection_id" | "access_token" | "token_type" | "api_key" | "username" | "password"
+  >
+>;
+
 export interface InjectOptions {
   /** Fixed aws_sigv4 signing time; the cross-language conformance vectors pin it. */
   signingDate?: Date;
@@ -38,7 +49,7 @@ export interface InjectOptions {
  */
 export async function injectCredential(
   request: OutgoingRequest,
-  token: ConnectionToken,
+  token: InjectableCredential,
   strategy: CredentialStrategy,
   options: InjectOptions = {},
 ): Promise<OutgoingRequest> {
@@ -59,7 +70,7 @@ export async function injectCredential(
     case "basic_auth":
       headers.set(
         "authorization",
-        `Basic ${base64(`${credentialField(token, "username")}:${token.password}`)}`,
+        `Basic ${base64(`${credentialField(token, "username")}:${token.password ?? ""}`)}`,
       );
       return { ...request, headers };
     case "query_param": {
@@ -96,17 +107,19 @@ export async function injectCredential(
 }
 
 function credentialField(
-  token: ConnectionToken,
+  token: InjectableCredential,
   field: "access_token" | "api_key" | "username" | "password",
 ): string {
   const value = token[field];
-  if (!value)
-    throw new Error(`connection ${token.connection_id} has no ${field} for this strategy`);
+  if (!value) {
+    const owner = token.connection_id ? `connection ${token.connection_id}` : "the credential";
+    throw new Error(`${owner} has no ${field} for this strategy`);
+  }
   return value;
 }
 
 /** Token endpoints often say "bearer"; some APIs only accept the scheme as RFC 6750 spells it. */
-function authScheme(tokenType: string): string {
+function authScheme(tokenType: string | undefined): string {
   return !tokenType || tokenType.toLowerCase() === "bearer" ? "Bearer" : tokenType;
 }
 
