@@ -1,4 +1,4 @@
-# One image for every Atrium service: `serve memory|broker|gateway|agent`, or `start` for a
+# One image for every Atrium service: `serve memory|broker|gateway|chat`, or `start` for a
 # one-container trial. Build with BuildKit (DOCKER_BUILDKIT=1 on Docker 20.10):
 #
 #   docker build -t atrium:0.1.0 .

@@ -8,6 +8,8 @@ const ports = {
   memory: ["MEMORY_REST_PORT", 8080],
   broker: ["BROKER_REST_PORT", 8081],
   gateway: ["GATEWAY_REST_PORT", 8082],
+  chat: ["AGENT_PORT", 8000],
+  // The chat host's former name, which `atrium serve` still takes.
   agent: ["AGENT_PORT", 8000],
 };
 

@@ -3,9 +3,19 @@ import { apiKeyDigestHex, type Env, type Logger, type RunningService } from "@at
 import { ensureDevKeys } from "./dev-keys.js";
 import { connectHost, type Ports, portVariables, resolvePorts } from "./ports.js";
 
-export type ServiceName = "memory" | "broker" | "gateway" | "agent";
+export type ServiceName = "memory" | "broker" | "gateway" | "chat";
 
-export const serviceNames: ServiceName[] = ["memory", "broker", "gateway", "agent"];
+export const serviceNames: ServiceName[] = ["memory", "broker", "gateway", "chat"];
+
+/** Names `atrium serve` also takes: `agent` is what the chat host was called first. */
+export const serviceAliases: Readonly<Record<string, ServiceName>> = { agent: "chat" };
+
+/** The service `atrium serve <name>` runs, its former names included. */
+export function serviceNamed(name: string | undefined): ServiceName | undefined {
+  if (name === undefined) return undefined;
+  if (serviceNames.includes(name as ServiceName)) return name as ServiceName;
+  return Object.hasOwn(serviceAliases, name) ? serviceAliases[name] : undefined;
+}
 
 export type ServiceLauncher = (options: { env: Env; logger?: Logger }) => Promise<RunningService>;
 

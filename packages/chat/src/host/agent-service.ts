@@ -163,6 +163,6 @@ export async function startAgentService(
       },
       "agent host ready",
     );
-    return { name: "agent", urls: { rest: restUrl }, stop: resources.close };
+    return { name: "chat", urls: { rest: restUrl }, stop: resources.close };
   });
 }
