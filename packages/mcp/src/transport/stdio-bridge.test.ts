@@ -43,3 +43,55 @@ test("a refused request is answered on stdio, and the relay ends with stdin", as
   stdin.end();
   await bridge.closed;
 });
+
+test("a 2026-07-28 request gets its routing headers, and a refusal's JSON-RPC error comes back as is", async (t) => {
+  const seen: Record<string, string | undefined>[] = [];
+  const gateway = createServer((req, res) => {
+    seen.push({
+      version: req.headers["mcp-protocol-version"] as string | undefined,
+      method: req.headers["mcp-method"] as string | undefined,
+      name: req.headers["mcp-name"] as string | undefined,
+    });
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end('{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"Method not found: x"}}');
+  });
+  await new Promise<void>((resolve) => gateway.listen(0, "127.0.0.1", resolve));
+  t.after(() => gateway.close());
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const bridge = await startStdioBridge({
+    url: new URL(`http://127.0.0.1:${(gateway.address() as AddressInfo).port}/mcp`),
+    apiKey: "desk-key",
+    stdin,
+    stdout,
+  });
+  const answered = new Promise<string>((resolve) => stdout.once("data", (d) => resolve(String(d))));
+  stdin.write(
+    `${JSON.stringify({
+      jsonrpc: "2.0",
+      id: 3,
+      method: "tools/call",
+      params: {
+        name: "récall",
+        arguments: {},
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    })}\n`,
+  );
+  const answer = JSON.parse(await answered);
+  assert.deepEqual(answer, {
+    jsonrpc: "2.0",
+    id: 3,
+    error: { code: -32601, message: "Method not found: x" },
+  });
+  assert.deepEqual(seen[0], {
+    version: "2026-07-28",
+    method: "tools/call",
+    name: `=?base64?${Buffer.from("récall").toString("base64")}?=`,
+  });
+  stdin.end();
+  await bridge.closed;
+});

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { withRequestSignal } from "./request-signal.js";
+import { metaKeys } from "./stateless-lifecycle.js";
 
 export interface StdioBridgeOptions {
   /** The gateway's MCP endpoint, e.g. http://127.0.0.1:8082/mcp. */
@@ -35,6 +36,7 @@ export async function startStdioBridge(options: StdioBridgeOptions): Promise<Std
       const headers = new Headers(init?.headers);
       headers.set("x-api-key", options.apiKey);
       headers.set("user-agent", userAgent);
+      if (typeof init?.body === "string") setRoutingHeaders(headers, init.body);
       return fetchOwnSignal(input, { ...init, headers });
     },
   });
@@ -68,12 +70,16 @@ export async function startStdioBridge(options: StdioBridgeOptions): Promise<Std
     }
     http.send(message).catch((error: Error) => {
       options.onError?.(error);
-      // A request the gateway refused (401, 403, unreachable) still gets an answer.
+      // A request the gateway refused (401, 403, unreachable) still gets an answer: its JSON-RPC
+      // error when the refusal is one (a 2026-07-28 refusal is a 400 or 404 with one).
       if ("id" in message && "method" in message) {
         void stdio.send({
           jsonrpc: "2.0",
           id: message.id,
-          error: { code: -32000, message: `Atrium gateway: ${error.message}` },
+          error: jsonRpcErrorIn(error.message) ?? {
+            code: -32000,
+            message: `Atrium gateway: ${error.message}`,
+          },
         });
       }
     });
@@ -88,4 +94,47 @@ export async function startStdioBridge(options: StdioBridgeOptions): Promise<Std
   // The desktop client quitting closes stdin; the relay ends with it.
   (options.stdin ?? process.stdin).once("end", () => void close());
   return { closed, close };
+}
+
+/**
+ * A 2026-07-28 request names its version in `_meta` and nowhere else on stdio; over HTTP it also
+ * carries it, its method and what it names as headers (SEP-2243), which the relay adds.
+ */
+function setRoutingHeaders(headers: Headers, body: string): void {
+  let message: { method?: unknown; params?: Record<string, unknown> } | undefined;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return;
+  }
+  const meta = message?.params?._meta as Record<string, unknown> | undefined;
+  const version = meta?.[metaKeys.protocolVersion];
+  if (typeof version !== "string" || typeof message?.method !== "string") return;
+  headers.set("mcp-protocol-version", version);
+  headers.set("mcp-method", message.method);
+  const named = message.method === "resources/read" ? message.params?.uri : message.params?.name;
+  if (typeof named === "string") {
+    headers.set(
+      "mcp-name",
+      // Header values are ASCII; anything else goes as SEP-2243's base64 form.
+      /^[\x20-\x7e]*$/.test(named)
+        ? named
+        : `=?base64?${Buffer.from(named, "utf8").toString("base64")}?=`,
+    );
+  }
+}
+
+/** The JSON-RPC error in the text of the SDK's refused-POST error, if there is one. */
+function jsonRpcErrorIn(text: string): { code: number; message: string } | undefined {
+  const start = text.indexOf("{");
+  if (start < 0) return undefined;
+  try {
+    const body = JSON.parse(text.slice(start)) as { error?: { code?: unknown; message?: unknown } };
+    const { code, message } = body.error ?? {};
+    return typeof code === "number" && typeof message === "string"
+      ? (body.error as { code: number; message: string })
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
