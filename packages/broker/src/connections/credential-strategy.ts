@@ -1,13 +1,10 @@
-/** How a caller presents a connection's credential to the provider's API. */
-export interface CredentialStrategy {
-  /** oauth2, api_key, basic_auth, query_param, hmac_payload or aws_sigv4; empty for SAML. */
-  type: string;
-  headerName: string;
-  headerPrefix: string;
-  paramName: string;
-  region: string;
-  service: string;
-}
+import type { brokerV1 } from "@atrium/api";
+
+/**
+ * How a caller presents a connection's credential to the provider's API, as the token carries it:
+ * type is oauth2, api_key, basic_auth, query_param, hmac_payload or aws_sigv4, empty for SAML.
+ */
+export type CredentialStrategy = Omit<brokerV1.CredentialStrategy, "$typeName">;
 
 const naturalStrategy: Record<string, string> = {
   oauth2: "oauth2",

@@ -53,6 +53,10 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
     brokerV1.StartOAuthResponseSchema,
     gatewayV1.StartConnectionResponseSchema,
   );
+  const callback = bridgeOf(
+    gatewayV1.CompleteAuthorizationRequestSchema,
+    brokerV1.CompleteOAuthRequestSchema,
+  );
   const connection = bridgeOf(brokerV1.ConnectionSummarySchema, gatewayV1.ConnectionSchema);
   const captureSchema = bridgeOf(brokerV1.CaptureSchemaSchema, gatewayV1.CaptureSchemaSchema);
   const checkReturnUrl = (returnUrl: string) => {
@@ -103,16 +107,7 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
       );
     },
     async completeAuthorization(request, context) {
-      const completed = await broker.completeOAuth(
-        {
-          code: request.code,
-          state: request.state,
-          iss: request.iss,
-          error: request.error,
-          errorDescription: request.errorDescription,
-        },
-        brokerCall(context),
-      );
+      const completed = await broker.completeOAuth(callback(request), brokerCall(context));
       const { returnUrl } = completed;
       const summary = completed.connection;
       checkReturnUrl(returnUrl);
