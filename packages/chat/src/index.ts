@@ -36,6 +36,13 @@ export {
   type MemoryGatewayOptions,
 } from "./memory/memory-gateway.js";
 export type { ChatRequest } from "./router/chat-request.js";
+export { type BusyPolicy, busyPolicies } from "./runs/run-manager.js";
+export {
+  type RunRecord,
+  type RunStatus,
+  type RunStore,
+  runStatuses,
+} from "./runs/run-store.js";
 export type { ChatResponse } from "./router/chat-response.js";
 export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
 export {

@@ -80,28 +80,33 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
   return {
     role: "communicator",
     async run(step: StepContext): Promise<AgentResult> {
-      const draft = step.llm
-        ? (
-            await ask(
-              step,
-              "communicator",
-              "draft_message",
-              [
-                {
-                  role: "user",
-                  content: [
-                    "Draft the message this request asks for. Reply with the message text only.",
-                    `Request: ${step.task}`,
-                    memoryNotes(step),
-                  ]
-                    .filter(Boolean)
-                    .join("\n\n"),
-                },
-              ],
-              { streamThinking: true },
-            )
-          ).trim()
-        : step.task.trim();
+      // A resumed step sends the draft the person approved, not a new one.
+      const approved = (step.resumed?.payload as { draft?: unknown } | undefined)?.draft;
+      const draft =
+        typeof approved === "string"
+          ? approved
+          : step.llm
+            ? (
+                await ask(
+                  step,
+                  "communicator",
+                  "draft_message",
+                  [
+                    {
+                      role: "user",
+                      content: [
+                        "Draft the message this request asks for. Reply with the message text only.",
+                        `Request: ${step.task}`,
+                        memoryNotes(step),
+                      ]
+                        .filter(Boolean)
+                        .join("\n\n"),
+                    },
+                  ],
+                  { streamThinking: true },
+                )
+              ).trim()
+            : step.task.trim();
       const channel = channelFor(options, step.context);
       if (channel.kind === "missing") {
         return held(draft, `Draft ready, but there is no channel to send it: ${channel.detail}`, {

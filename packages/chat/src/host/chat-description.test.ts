@@ -15,6 +15,10 @@ test("the committed openapi/chat.openapi.json is what the router's schemas descr
   assert.deepEqual(Object.keys(committed.paths).sort(), [
     "/api/v1/chat",
     "/api/v1/chat/history/{workflow_id}/{step_id}",
+    "/api/v1/chat/runs",
+    "/api/v1/chat/runs/{workflow_id}/{step_id}",
+    "/api/v1/chat/runs/{workflow_id}/{step_id}/cancel",
+    "/api/v1/chat/runs/{workflow_id}/{step_id}/resume",
     "/api/v1/chat/stream/{workflow_id}",
     "/api/v1/chat/workflows",
   ]);
@@ -25,7 +29,7 @@ test("the committed openapi/chat.openapi.json is what the router's schemas descr
     ["message"],
     "ChatRequest",
   );
-  assert.deepEqual(Object.keys(chat.responses), ["200", "400", "401", "413", "500"]);
+  assert.deepEqual(Object.keys(chat.responses), ["200", "400", "401", "409", "413", "500"]);
 });
 
 test("the agent host serves the same document at /openapi.json, behind its authentication", async (t) => {

@@ -29,6 +29,12 @@ export interface KernelInput {
   trace: TraceEmitter;
   /** Aborted when the caller gave up (e.g. the HTTP client disconnected). */
   signal?: AbortSignal;
+  /**
+   * Continues a step that yielded: the `metadata.checkpoint` of its output at the pause. The
+   * kernel goes on from the run that paused, with what it had gathered; `context` carries what
+   * the resume supplied (`approved`, `connection_id`, …).
+   */
+  resume?: { checkpoint: unknown };
 }
 
 export interface TokenUsage {
@@ -46,6 +52,8 @@ export interface KernelOutput {
     sources?: Source[];
     role?: AgentRole;
     pending?: PendingItem[];
+    /** On yield: the state to hand back as `resume.checkpoint` (JSON, kept durably). */
+    checkpoint?: unknown;
     [key: string]: unknown;
   };
 }

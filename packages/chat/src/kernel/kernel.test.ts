@@ -304,3 +304,59 @@ test("the browser falls back to plain HTTP with a note when Chromium is missing"
     { title: "Otters", url: `${site.url}/page`, source: "browser" },
   ]);
 });
+
+test("a resumed step sends the approved draft without observing, routing or drafting again", async (t) => {
+  const hook = await startSite("ok");
+  t.after(() => hook.close());
+  const memory = await startFakeMemory(["The team channel is #release."]);
+  t.after(() => memory.close());
+  const { server, llm } = await withLlm((req) =>
+    req.response_format
+      ? { content: '{"role":"communicator","reason":"send"}' }
+      : { content: "Team, the release is out." },
+  );
+  t.after(() => server.close());
+  const h = await createKernelHarness({
+    llm,
+    memory: createMemoryGateway({ url: memory.url }),
+    communicatorWebhookUrl: `${hook.url}/hook`,
+  });
+  t.after(() => h.close());
+  const paused = await h.run("tell the team the release is out");
+  assert.equal(paused.output.status, "yield");
+  const checkpoint = paused.output.metadata.checkpoint;
+  assert.ok(checkpoint, "a yield carries the checkpoint to resume from");
+  const llmCalls = server.requests.length;
+  const contextReads = memory.sessions.length;
+  assert.deepEqual(tools(paused.events), ["memory.context"]);
+
+  const trace = h.bus.forStep("wf_kernel", "step_resumed");
+  const output = await h.kernel.execute({
+    task: "tell the team the release is out",
+    systemPrompt: "",
+    context: { approved: true },
+    agentId: "chat",
+    trace,
+    resume: { checkpoint: JSON.parse(JSON.stringify(checkpoint)) },
+  });
+  assert.equal(output.status, "success");
+  assert.equal(JSON.parse(hook.posts[0]).text, "Team, the release is out.");
+  assert.equal(server.requests.length, llmCalls, "no LLM call after the pause");
+  assert.equal(memory.sessions.length, contextReads, "memory is not read again");
+  const events = await h.bus.history("wf_kernel", "step_resumed");
+  assert.deepEqual(tools(events), ["webhook.send"]);
+  assert.equal(events[0].data.phase, "resume");
+  assert.deepEqual(output.metadata.tokens, paused.output.metadata.tokens, "tokens carried over");
+
+  await assert.rejects(
+    h.kernel.execute({
+      task: "x",
+      systemPrompt: "",
+      context: {},
+      agentId: "chat",
+      trace,
+      resume: { checkpoint: { role: "nobody", index: 0, earlier: [] } },
+    }),
+    /checkpoint cannot be resumed/,
+  );
+});

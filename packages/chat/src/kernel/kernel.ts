@@ -16,6 +16,7 @@ import type {
   KernelOutput,
   PendingItem,
   Source,
+  TokenUsage,
 } from "./kernel-types.js";
 import { routeStep } from "./role-router.js";
 import {
@@ -48,6 +49,34 @@ export interface KernelOptions {
   budgets?: Partial<Record<AgentRole, Partial<Budget>>>;
   /** Replaces sub-agents, e.g. to run one against a different tool. */
   agents?: Partial<Record<AgentRole, SubAgent>>;
+}
+
+/** What a yielded step keeps for its resume: where in the plan it paused and what it had. */
+interface KernelCheckpoint {
+  role: AgentRole;
+  route: { by: string; reason: string };
+  /** The plan entry whose run yielded; the resume runs it again. */
+  index: number;
+  earlier: (AgentResult & { role: AgentRole })[];
+  memory?: MemoryContext;
+  usage: TokenUsage;
+  steps: number;
+}
+
+function checkpointOf(value: unknown): KernelCheckpoint {
+  const c = value as KernelCheckpoint | undefined;
+  if (
+    !c ||
+    typeof c !== "object" ||
+    !(c.role in plans) ||
+    !Number.isInteger(c.index) ||
+    c.index < 0 ||
+    c.index >= plans[c.role].length ||
+    !Array.isArray(c.earlier)
+  ) {
+    throw new Error("the step's checkpoint cannot be resumed by this kernel");
+  }
+  return c;
 }
 
 interface PlannedRun {
@@ -220,16 +249,35 @@ export function createKernel(options: KernelOptions): ChatKernel {
         budget,
       };
       try {
-        step.memory = await observe(step);
-        if (step.memory) {
+        const resumed = input.resume ? checkpointOf(input.resume.checkpoint) : undefined;
+        let route: { role: AgentRole; by: string; reason: string };
+        let start = 0;
+        if (resumed) {
+          // What was observed and decided before the pause holds: no memory read, no routing.
+          step.memory = resumed.memory;
+          step.earlier.push(...resumed.earlier.slice(0, -1));
+          step.resumed = resumed.earlier.at(-1);
+          budget.add(resumed.usage);
+          budget.steps = resumed.steps;
+          route = { ...resumed.route, role: resumed.role };
+          start = resumed.index;
           await think(
             step,
-            "observe",
-            `loaded ${step.memory.recent.length} recent events and ${step.memory.pages.length} relevant memories`,
+            "resume",
+            `resuming ${resumed.role} where the step paused, with ${resumed.earlier.length - 1} earlier runs and ${resumed.usage.total_tokens} tokens already spent`,
           );
+        } else {
+          step.memory = await observe(step);
+          if (step.memory) {
+            await think(
+              step,
+              "observe",
+              `loaded ${step.memory.recent.length} recent events and ${step.memory.pages.length} relevant memories`,
+            );
+          }
+          route = await routeStep(step);
+          await think(step, "orient", `routing to ${route.role} (${route.by}: ${route.reason})`);
         }
-        const route = await routeStep(step);
-        await think(step, "orient", `routing to ${route.role} (${route.by}: ${route.reason})`);
         budget.use(budgetFor(route.role));
         clearTimeout(timer);
         timer = setTimeout(
@@ -241,8 +289,10 @@ export function createKernel(options: KernelOptions): ChatKernel {
         // When every run fails, the routed role's own account says best what was missing.
         let routedRun: (AgentResult & { role: AgentRole }) | undefined;
         let exhausted: BudgetExhaustedError | undefined;
+        let pausedAt = start;
         const plan = plans[route.role];
         for (const [index, planned] of plan.entries()) {
+          if (index < start) continue;
           exhausted = budget.exhausted();
           if (exhausted) break;
           const pointless = pointlessWithoutLlm(step, planned, index);
@@ -254,7 +304,7 @@ export function createKernel(options: KernelOptions): ChatKernel {
           await think(
             step,
             "decide",
-            index === 0
+            index === start
               ? `running ${planned.role}`
               : `${plan[index - 1].role} ${planned.helper ? "needs material" : "did not succeed"}; running ${planned.role}`,
           );
@@ -272,6 +322,7 @@ export function createKernel(options: KernelOptions): ChatKernel {
           if (!planned.helper) routedRun ??= run;
           if (result.status === "yield" || (result.status === "success" && !planned.helper)) {
             final = run;
+            pausedAt = index;
             break;
           }
           if (planned.helper && result.status === "failure") break;
@@ -303,6 +354,19 @@ export function createKernel(options: KernelOptions): ChatKernel {
             sources: dedupeSources(step.earlier),
             pending,
             budget: { ...budget.limits, steps_used: budget.steps, exhausted: exhausted?.resource },
+            ...(status === "yield"
+              ? {
+                  checkpoint: {
+                    role: route.role,
+                    route: { by: route.by, reason: route.reason },
+                    index: pausedAt,
+                    earlier: step.earlier,
+                    memory: step.memory,
+                    usage: { ...budget.usage },
+                    steps: budget.steps,
+                  } satisfies KernelCheckpoint,
+                }
+              : {}),
           },
         };
       } catch (error) {

@@ -40,6 +40,8 @@ export interface StepContext {
   /** Results of earlier sub-agent runs of this step, so a fallback can build on them. */
   earlier: (AgentResult & { role: AgentRole })[];
   budget: BudgetTracker;
+  /** On a resumed step, the run that paused it: its payload (a draft, say) need not be made again. */
+  resumed?: AgentResult & { role: AgentRole };
 }
 
 /** What a "no LLM" answer tells the operator to set. */

@@ -192,7 +192,8 @@ test("the stream sends SSE headers, replays, goes live and closes after step_com
   const posted = post(chat.base, { message: "hi", workflow_id: "wf_live" });
   while ((await chat.bus.replay("wf_live")).length === 0) await sleep(5);
   const streamed = readSse(`${chat.base}/api/v1/chat/stream/wf_live`);
-  while (chat.bus.cache?.subscriberCount() === 0) await sleep(5);
+  // The running step's host listens for cancel requests: one subscription besides the stream.
+  while ((chat.bus.cache?.subscriberCount() ?? 0) < 2) await sleep(5);
   release();
   const result = await streamed;
   await posted;

@@ -1,10 +1,19 @@
 import { AtriumError } from "@atrium/kit";
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
+import {
+  createRunManager,
+  RunConflictError,
+  RunKernelError,
+  type RunManager,
+  RunNotFoundError,
+  type RunResult,
+} from "../runs/run-manager.js";
+import type { RunRecord } from "../runs/run-store.js";
 import { isValidTraceId } from "../trace/trace-event.js";
 import { TraceHistoryError } from "../trace/trace-store.js";
-import { parseChatRequest } from "./chat-request.js";
-import { answerOf, type ChatResponse, pendingOf, sourcesOf, tokensOf } from "./chat-response.js";
+import { parseChatRequest, parseResumeRequest } from "./chat-request.js";
+import type { ChatResponse } from "./chat-response.js";
 import { chatRouteSchemas } from "./chat-schemas.js";
 import { assertFrameworkAvailable } from "./framework.js";
 import { serveTraceStream, type TraceStreamHandle } from "./trace-stream.js";
@@ -20,6 +29,11 @@ export interface ChatRouterOptions {
   heartbeatMs?: number;
   /** Told about failures that clients only see as a generic error. */
   onError?: (error: unknown, context: string) => void;
+  /**
+   * How long this host's claim on a running step holds without a heartbeat: a host that died
+   * mid-step leaves the step `failed` this long after. Default 30 s.
+   */
+  runLeaseMs?: number;
 }
 
 export const defaultStreamTimeoutMs = 300_000;
@@ -39,6 +53,54 @@ function parseLastEventId(header: unknown, query: unknown): number {
 
 const sendError = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
   reply.code(status).header("cache-control", "no-store").send(body);
+
+/** A run as GET /chat/runs/… shows it: no request context, no kernel checkpoint. */
+export function runView(run: RunRecord): Record<string, unknown> {
+  return {
+    workflow_id: run.workflow_id,
+    step_id: run.step_id,
+    status: run.status,
+    pause: run.pauses,
+    ...(run.status === "yielded" ? { pending: run.response?.pending ?? [] } : {}),
+    ...(run.reason ? { reason: run.reason } : {}),
+    ...(run.response ? { response: run.response } : {}),
+    host: run.owner ?? null,
+    cancel_requested: run.cancel_requested,
+    ...(run.lease_expires_at ? { lease_expires_at: run.lease_expires_at } : {}),
+    created_at: run.created_at,
+    updated_at: run.updated_at,
+  };
+}
+
+function chatResponseOf(result: RunResult, elapsedMs: number): ChatResponse {
+  const { run, response } = result;
+  return {
+    workflow_id: run.workflow_id,
+    step_id: run.step_id,
+    status: response.status,
+    answer: response.answer,
+    sources: response.sources,
+    tokens: response.tokens,
+    elapsed_ms: elapsedMs,
+    ...(response.status === "yield" ? { pending: response.pending ?? [] } : {}),
+  };
+}
+
+function conflictBody(error: RunConflictError): Record<string, unknown> {
+  return {
+    error: error.message,
+    ...(error.run
+      ? { workflow_id: error.run.workflow_id, step_id: error.run.step_id, status: error.run.status }
+      : {}),
+  };
+}
+
+const requestOf = (chat: ReturnType<typeof parseChatRequest>) => ({
+  message: chat.message,
+  agent_id: chat.agentId,
+  system_prompt: chat.systemPrompt,
+  context: chat.context,
+});
 
 /**
  * The chat router as a Fastify plugin: POST /chat, GET /chat/stream/{workflow_id},
@@ -68,9 +130,27 @@ export function createChatRouter(
     app.setValidatorCompiler(() => () => true);
     app.setSerializerCompiler(() => (data) => JSON.stringify(data));
     const streams = new Set<TraceStreamHandle>();
+    // Made at the first run, so that describing the routes needs no store.
+    let manager: RunManager | undefined;
+    const runs = () => {
+      manager ??= createRunManager({
+        kernel,
+        store: bus.store.runs,
+        leaseMs: options.runLeaseMs,
+        onError,
+      });
+      return manager;
+    };
     // Hijacked SSE responses would otherwise hold the server open on shutdown.
     app.addHook("preClose", async () => {
       for (const stream of streams) stream.shutdown();
+    });
+    // Started with the server, so that a restarted host fails the steps its predecessor left.
+    app.addHook("onReady", async () => {
+      if (bus.store) runs();
+    });
+    app.addHook("onClose", async () => {
+      await manager?.close();
     });
 
     // Malformed JSON, a wrong content type, an oversized body or input the host's input rule
@@ -92,45 +172,142 @@ export function createChatRouter(
         return sendError(reply, 400, { error: (error as Error).message });
       }
       const stepId = await bus.newStepId(chat.workflowId);
-      const trace = bus.forStep(chat.workflowId, stepId);
       const abort = new AbortController();
       const onClose = () => {
         if (!reply.raw.writableFinished) abort.abort();
       };
       reply.raw.once("close", onClose);
       try {
-        const output = await kernel.execute({
-          task: chat.message,
-          systemPrompt: chat.systemPrompt,
-          context: { ...chat.context, workflow_id: chat.workflowId, step_id: stepId },
-          agentId: chat.agentId,
-          trace,
+        const { done } = await runs().start({
+          workflowId: chat.workflowId,
+          stepId,
+          request: requestOf(chat),
+          onBusy: chat.onBusy,
           signal: abort.signal,
         });
-        const answer = answerOf(output);
-        await trace.emit("step_complete", { summary: answer, status: output.status });
-        const response: ChatResponse = {
-          workflow_id: chat.workflowId,
-          step_id: stepId,
-          status: output.status,
-          answer,
-          sources: sourcesOf(output),
-          tokens: tokensOf(output),
-          elapsed_ms: performance.now() - received,
-          ...(output.status === "yield" ? { pending: pendingOf(output) } : {}),
-        };
-        return reply.send(response);
+        return reply.send(chatResponseOf(await done, performance.now() - received));
       } catch (error) {
-        onError(error, "kernel");
-        const message = error instanceof Error ? error.message : String(error);
-        await trace.emit("error", { message });
-        // Streams following this step would otherwise wait for the inactivity timeout.
-        await trace.emit("step_complete", { summary: "", status: "failure" });
-        return sendError(reply, 500, { error: message, workflow_id: chat.workflowId });
+        if (error instanceof RunConflictError) return sendError(reply, 409, conflictBody(error));
+        if (!(error instanceof RunKernelError)) throw error;
+        return sendError(reply, 500, { error: error.message, workflow_id: chat.workflowId });
       } finally {
         reply.raw.off("close", onClose);
       }
     });
+
+    app.post(`${prefix}/chat/runs`, { schema: docs("startRun") }, async (request, reply) => {
+      let chat: ReturnType<typeof parseChatRequest>;
+      try {
+        chat = parseChatRequest(request.body);
+      } catch (error) {
+        return sendError(reply, 400, { error: (error as Error).message });
+      }
+      const stepId = await bus.newStepId(chat.workflowId);
+      try {
+        const { run, done } = await runs().start({
+          workflowId: chat.workflowId,
+          stepId,
+          request: requestOf(chat),
+          onBusy: chat.onBusy,
+        });
+        done.catch(() => undefined);
+        return reply
+          .code(202)
+          .header("location", `${request.url.replace(/\?.*$/, "")}/${chat.workflowId}/${stepId}`)
+          .send({ workflow_id: chat.workflowId, step_id: stepId, status: run.status });
+      } catch (error) {
+        if (error instanceof RunConflictError) return sendError(reply, 409, conflictBody(error));
+        throw error;
+      }
+    });
+
+    type RunParams = { Params: { workflow_id: string; step_id: string } };
+    const runIds = (request: { params: { workflow_id: string; step_id: string } }) => {
+      const { workflow_id: workflowId, step_id: stepId } = request.params;
+      return isValidTraceId(workflowId) && isValidTraceId(stepId)
+        ? { workflowId, stepId }
+        : undefined;
+    };
+    const badIds = { error: "workflow_id and step_id must match [A-Za-z0-9_-]" };
+
+    app.get<RunParams>(
+      `${prefix}/chat/runs/:workflow_id/:step_id`,
+      { schema: docs("run") },
+      async (request, reply) => {
+        const ids = runIds(request);
+        if (!ids) return sendError(reply, 400, badIds);
+        const run = await runs().get(ids.workflowId, ids.stepId);
+        if (!run) {
+          return sendError(reply, 404, { error: `no run for ${ids.workflowId}/${ids.stepId}` });
+        }
+        return reply.header("cache-control", "no-store").send(runView(run));
+      },
+    );
+
+    app.post<RunParams>(
+      `${prefix}/chat/runs/:workflow_id/:step_id/resume`,
+      { schema: docs("resumeRun") },
+      async (request, reply) => {
+        const received = performance.now();
+        const ids = runIds(request);
+        if (!ids) return sendError(reply, 400, badIds);
+        let resume: ReturnType<typeof parseResumeRequest>;
+        try {
+          resume = parseResumeRequest(request.body);
+        } catch (error) {
+          return sendError(reply, 400, { error: (error as Error).message });
+        }
+        const abort = new AbortController();
+        const onClose = () => {
+          if (!reply.raw.writableFinished) abort.abort();
+        };
+        if (!resume.background) reply.raw.once("close", onClose);
+        try {
+          const { run, done } = await runs().resume(
+            ids.workflowId,
+            ids.stepId,
+            resume,
+            resume.background ? undefined : abort.signal,
+          );
+          if (resume.background) {
+            done.catch(() => undefined);
+            return reply.code(202).send({
+              workflow_id: run.workflow_id,
+              step_id: run.step_id,
+              status: run.status,
+            });
+          }
+          return reply.send(chatResponseOf(await done, performance.now() - received));
+        } catch (error) {
+          if (error instanceof RunNotFoundError) {
+            return sendError(reply, 404, { error: error.message });
+          }
+          if (error instanceof RunConflictError) return sendError(reply, 409, conflictBody(error));
+          if (!(error instanceof RunKernelError)) throw error;
+          return sendError(reply, 500, { error: error.message, workflow_id: ids.workflowId });
+        } finally {
+          reply.raw.off("close", onClose);
+        }
+      },
+    );
+
+    app.post<RunParams>(
+      `${prefix}/chat/runs/:workflow_id/:step_id/cancel`,
+      { schema: docs("cancelRun") },
+      async (request, reply) => {
+        const ids = runIds(request);
+        if (!ids) return sendError(reply, 400, badIds);
+        try {
+          return reply.send(runView(await runs().cancel(ids.workflowId, ids.stepId)));
+        } catch (error) {
+          if (error instanceof RunNotFoundError) {
+            return sendError(reply, 404, { error: error.message });
+          }
+          if (error instanceof RunConflictError) return sendError(reply, 409, conflictBody(error));
+          throw error;
+        }
+      },
+    );
 
     app.get<{ Params: { workflow_id: string }; Querystring: { last_event_id?: string } }>(
       `${prefix}/chat/stream/:workflow_id`,

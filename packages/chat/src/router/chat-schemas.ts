@@ -42,6 +42,14 @@ const chatRequest = {
       additionalProperties: true,
       description: "Forwarded to the kernel with workflow_id and step_id merged in.",
     },
+    on_busy: {
+      type: "string",
+      enum: ["reject", "enqueue", "interrupt"],
+      default: "reject",
+      description:
+        "While another step of the workflow runs: `reject` answers 409, `enqueue` waits for " +
+        "it (and any queued before) to end, `interrupt` cancels it and then runs.",
+    },
   },
 };
 
@@ -90,6 +98,79 @@ const chatResponse = {
   },
 };
 
+const pendingItems = chatResponse.properties.pending;
+
+const runStatus = {
+  type: "string",
+  enum: ["queued", "running", "yielded", "completed", "failed", "cancelled"],
+};
+
+const runIds = {
+  type: "object",
+  required: ["workflow_id", "step_id"],
+  properties: { workflow_id: traceId, step_id: traceId },
+};
+
+const runAccepted = {
+  type: "object",
+  required: ["workflow_id", "step_id", "status"],
+  properties: {
+    workflow_id: { type: "string" },
+    step_id: { type: "string" },
+    status: { ...runStatus, description: "`running`, or `queued` behind a busy workflow." },
+  },
+};
+
+const run = {
+  type: "object",
+  required: [
+    "workflow_id",
+    "step_id",
+    "status",
+    "pause",
+    "host",
+    "cancel_requested",
+    "created_at",
+    "updated_at",
+  ],
+  properties: {
+    workflow_id: { type: "string" },
+    step_id: { type: "string" },
+    status: runStatus,
+    pause: {
+      type: "integer",
+      description:
+        "How many times the step paused; a resume may name it to guard against staleness.",
+    },
+    pending: { ...pendingItems, description: "What a `yielded` step waits for." },
+    reason: { type: "string", description: "Why the step failed or was cancelled." },
+    response: {
+      type: "object",
+      description: "The step's last answer (at its end or its last pause), as POST /chat's.",
+      properties: {
+        status: { type: "string", enum: ["success", "failure", "yield"] },
+        answer: { type: "string" },
+        sources: chatResponse.properties.sources,
+        tokens: chatResponse.properties.tokens,
+        pending: pendingItems,
+      },
+    },
+    host: {
+      type: "string",
+      nullable: true,
+      description: "The agent host running (or that last ran) the step.",
+    },
+    cancel_requested: { type: "boolean" },
+    lease_expires_at: {
+      type: "string",
+      format: "date-time",
+      description: "While running: when the host's claim lapses without a heartbeat.",
+    },
+    created_at: { type: "string", format: "date-time" },
+    updated_at: { type: "string", format: "date-time" },
+  },
+};
+
 const traceEvent = {
   type: "object",
   required: ["workflow_id", "step_id", "type", "timestamp", "data"],
@@ -129,6 +210,19 @@ const chatError = (description: string, withWorkflow = false) => ({
   },
 });
 
+/** A refused transition names the step it concerns and that step's status. */
+const runConflict = (description: string) => ({
+  description,
+  type: "object",
+  required: ["error"],
+  properties: {
+    error: { type: "string" },
+    workflow_id: { type: "string" },
+    step_id: { type: "string" },
+    status: runStatus,
+  },
+});
+
 /** The host's refusals reach the caller through the router's error handler, as `{error}` too. */
 const refusedByHost = {
   401: chatError("Credentials are missing or not valid (when the host's auth is on)."),
@@ -148,8 +242,100 @@ export const chatRouteSchemas = {
       200: { description: "The answer.", ...chatResponse },
       400: chatError("The body is not a ChatRequest; the message names the field."),
       ...refusedByHost,
+      409: runConflict(
+        "`on_busy: reject` and another step of the workflow is running (that step is named).",
+      ),
       413: chatError("The body is larger than the host accepts."),
       500: chatError("The kernel failed; the stream has had an `error` event.", true),
+    },
+  },
+  startRun: {
+    operationId: "startChatRun",
+    summary: "Start a chat message in the background",
+    description:
+      "Takes a ChatRequest and answers 202 at once with the step's ids; read its status on " +
+      "/chat/runs/{workflow_id}/{step_id}, its events on the stream and history as for POST /chat.",
+    body: chatRequest,
+    response: {
+      202: { description: "The step started (or was queued).", ...runAccepted },
+      400: chatError("The body is not a ChatRequest; the message names the field."),
+      ...refusedByHost,
+      409: runConflict("`on_busy: reject` and another step of the workflow is running."),
+    },
+  },
+  run: {
+    operationId: "readChatRun",
+    summary: "Read a step's run status",
+    params: runIds,
+    response: {
+      200: { description: "The run.", ...run },
+      400: badId,
+      ...refusedByHost,
+      404: chatError("No run of that step."),
+    },
+  },
+  resumeRun: {
+    operationId: "resumeChatRun",
+    summary: "Resume a yielded step with what it waits for",
+    description:
+      "Continues the step where it paused, on this host, in the same workflow and trace; the " +
+      "tools that ran before the pause do not run again. Exactly one resume of a pause succeeds.",
+    params: runIds,
+    body: {
+      type: "object",
+      properties: {
+        pause: {
+          type: "integer",
+          minimum: 0,
+          description: "The pause answered (the run's `pause`); default the current one.",
+        },
+        approval: {
+          type: "string",
+          enum: ["approve", "deny"],
+          description: "For an `approval` item: `deny` ends the step as failed.",
+        },
+        connection_id: {
+          type: "string",
+          description: "For a `credentials` item: the broker connection to use.",
+        },
+        context: {
+          type: "object",
+          additionalProperties: true,
+          description: "Merged into the step's context.",
+        },
+        background: {
+          type: "boolean",
+          default: false,
+          description: "Answer 202 at once instead of the step's answer.",
+        },
+      },
+    },
+    response: {
+      200: { description: "The step's answer after the resume.", ...chatResponse },
+      202: { description: "Resumed in the background.", ...runAccepted },
+      400: chatError("The body or an id is not valid; the message names the field."),
+      ...refusedByHost,
+      404: chatError("No run of that step."),
+      409: runConflict(
+        "The step is not yielded (resumed already, ended, never paused), the pause named is " +
+          "stale, or another step of the workflow is running.",
+      ),
+      500: chatError("The kernel failed; the stream has had an `error` event.", true),
+    },
+  },
+  cancelRun: {
+    operationId: "cancelChatRun",
+    summary: "Cancel a queued, running or yielded step",
+    description:
+      "Reaches the host running the step, which stops its work; the trace ends with " +
+      '`step_complete` `{status: failure, summary: "cancelled: …"}`. Answers once it stopped.',
+    params: runIds,
+    response: {
+      200: { description: "The run after the cancel.", ...run },
+      400: badId,
+      ...refusedByHost,
+      404: chatError("No run of that step."),
+      409: runConflict("The step has ended already."),
     },
   },
   stream: {

@@ -6,6 +6,7 @@ import {
   runMigrations,
   type Sql,
 } from "@atrium/kit";
+import { createSqlRunStore } from "../runs/sql-run-store.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
 import { TraceHistoryError, type TraceStore } from "./trace-store.js";
 import type { WorkflowTraces } from "./workflow-index.js";
@@ -29,7 +30,10 @@ export interface SqlTraceStoreOptions {
 }
 
 export interface SqlTraceStore extends TraceStore {
-  /** Deletes the steps not written for the retention period, then empty workflows; the count. */
+  /**
+   * Deletes the steps not written for the retention period, then empty workflows, and the runs
+   * that ended (or wait for a resume) as long; the count of steps.
+   */
   sweep(): Promise<number>;
 }
 
@@ -132,8 +136,10 @@ export function createSqlTraceStore(options: SqlTraceStoreOptions): SqlTraceStor
     lastTouch.set(key, now);
     return true;
   }
+  const runs = createSqlRunStore(sql);
   const sweep = async () => {
     const { rows } = await sql.query<{ steps: number }>(deleteExpired, [retentionSeconds]);
+    await runs.sweep(retentionSeconds);
     return rows[0]?.steps ?? 0;
   };
   const sweeper = createPeriodicPass({
@@ -151,6 +157,7 @@ export function createSqlTraceStore(options: SqlTraceStoreOptions): SqlTraceStor
 
   return {
     sweep,
+    runs,
     async append(event, json) {
       checkIds(event.workflow_id, event.step_id);
       const line = json ?? JSON.stringify(event);

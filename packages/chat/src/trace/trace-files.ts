@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { resolve, sep } from "node:path";
+import { createFileRunStore } from "../runs/file-run-store.js";
 import { createAppendHandles } from "./append-handles.js";
 import { isValidTraceId, parseTraceEvent, type TraceEvent } from "./trace-event.js";
 import { TraceHistoryError, type TraceStore } from "./trace-store.js";
@@ -52,6 +53,8 @@ export function createTraceFiles(dir: string): TraceFiles {
 
   return {
     dir: root,
+    // A dot name is never a workflow id, so the run files stay out of the workflow list.
+    runs: createFileRunStore(`${root}${sep}.runs`),
     append(event, json) {
       let path: string;
       try {

@@ -1,3 +1,4 @@
+import type { RunStore } from "../runs/run-store.js";
 import type { TraceEvent } from "./trace-event.js";
 import type { WorkflowTraces } from "./workflow-index.js";
 
@@ -28,5 +29,7 @@ export interface TraceStore {
   read(workflowId: string, stepId: string): Promise<TraceEvent[]>;
   /** The workflows with stored events, most recently written first, with their steps. */
   workflows(limit: number): Promise<WorkflowTraces[]>;
+  /** The steps' run state (resume, cancel, status, busy workflows), in the same durable store. */
+  readonly runs: RunStore;
   close(): Promise<void>;
 }

@@ -24,6 +24,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/chat/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a chat message in the background
+         * @description Takes a ChatRequest and answers 202 at once with the step's ids; read its status on /chat/runs/{workflow_id}/{step_id}, its events on the stream and history as for POST /chat.
+         */
+        post: operations["startChatRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chat/runs/{workflow_id}/{step_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a step's run status */
+        get: operations["readChatRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chat/runs/{workflow_id}/{step_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a yielded step with what it waits for
+         * @description Continues the step where it paused, on this host, in the same workflow and trace; the tools that ran before the pause do not run again. Exactly one resume of a pause succeeds.
+         */
+        post: operations["resumeChatRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chat/runs/{workflow_id}/{step_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued, running or yielded step
+         * @description Reaches the host running the step, which stops its work; the trace ends with `step_complete` `{status: failure, summary: "cancelled: …"}`. Answers once it stopped.
+         */
+        post: operations["cancelChatRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/chat/stream/{workflow_id}": {
         parameters: {
             query?: never;
@@ -112,6 +189,12 @@ export interface operations {
                     context?: {
                         [key: string]: unknown;
                     } | null;
+                    /**
+                     * @description While another step of the workflow runs: `reject` answers 409, `enqueue` waits for it (and any queued before) to end, `interrupt` cancels it and then runs.
+                     * @default reject
+                     * @enum {string}
+                     */
+                    on_busy?: "reject" | "enqueue" | "interrupt";
                 };
             };
         };
@@ -174,6 +257,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description `on_busy: reject` and another step of the workflow is running (that step is named). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        workflow_id?: string;
+                        step_id?: string;
+                        /** @enum {string} */
+                        status?: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                    };
+                };
+            };
             /** @description The body is larger than the host accepts. */
             413: {
                 headers: {
@@ -194,6 +292,469 @@ export interface operations {
                     "application/json": {
                         error: string;
                         workflow_id?: string;
+                    };
+                };
+            };
+        };
+    };
+    startChatRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The task or question. */
+                    message: string;
+                    /** @description Supply it to open the stream before the answer; default `chat_<12 hex>`. */
+                    workflow_id?: string | null;
+                    /** @description Agent identity passed to the kernel; default `chat`. */
+                    agent_id?: string | null;
+                    /** @description Prepended to the kernel call; default empty. */
+                    system_prompt?: string | null;
+                    /** @description Forwarded to the kernel with workflow_id and step_id merged in. */
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @description While another step of the workflow runs: `reject` answers 409, `enqueue` waits for it (and any queued before) to end, `interrupt` cancels it and then runs.
+                     * @default reject
+                     * @enum {string}
+                     */
+                    on_busy?: "reject" | "enqueue" | "interrupt";
+                };
+            };
+        };
+        responses: {
+            /** @description The step started (or was queued). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workflow_id: string;
+                        step_id: string;
+                        /**
+                         * @description `running`, or `queued` behind a busy workflow.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                    };
+                };
+            };
+            /** @description The body is not a ChatRequest; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Credentials are missing or not valid (when the host's auth is on). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description `on_busy: reject` and another step of the workflow is running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        workflow_id?: string;
+                        step_id?: string;
+                        /** @enum {string} */
+                        status?: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                    };
+                };
+            };
+        };
+    };
+    readChatRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workflow_id: string;
+                        step_id: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                        /** @description How many times the step paused; a resume may name it to guard against staleness. */
+                        pause: number;
+                        /** @description What a `yielded` step waits for. */
+                        pending?: {
+                            /** @enum {string} */
+                            kind: "credentials" | "approval";
+                            detail: string;
+                        }[];
+                        /** @description Why the step failed or was cancelled. */
+                        reason?: string;
+                        /** @description The step's last answer (at its end or its last pause), as POST /chat's. */
+                        response?: {
+                            /** @enum {string} */
+                            status?: "success" | "failure" | "yield";
+                            answer?: string;
+                            sources?: {
+                                title: string;
+                                url: string;
+                                /** @description `memory`, `web` or `browser`. */
+                                source: string;
+                            }[];
+                            /** @description Token usage; the keys depend on the provider. */
+                            tokens?: {
+                                [key: string]: number;
+                            };
+                            /** @description What a `yield` waits for; present only then. */
+                            pending?: {
+                                /** @enum {string} */
+                                kind: "credentials" | "approval";
+                                detail: string;
+                            }[];
+                        };
+                        /** @description The agent host running (or that last ran) the step. */
+                        host: string | null;
+                        cancel_requested: boolean;
+                        /**
+                         * Format: date-time
+                         * @description While running: when the host's claim lapses without a heartbeat.
+                         */
+                        lease_expires_at?: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An id is not 1-128 characters of [A-Za-z0-9_-]. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Credentials are missing or not valid (when the host's auth is on). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No run of that step. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    resumeChatRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The pause answered (the run's `pause`); default the current one. */
+                    pause?: number;
+                    /**
+                     * @description For an `approval` item: `deny` ends the step as failed.
+                     * @enum {string}
+                     */
+                    approval?: "approve" | "deny";
+                    /** @description For a `credentials` item: the broker connection to use. */
+                    connection_id?: string;
+                    /** @description Merged into the step's context. */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @description Answer 202 at once instead of the step's answer.
+                     * @default false
+                     */
+                    background?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The step's answer after the resume. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Open the stream with it. */
+                        workflow_id: string;
+                        /** @description Of the form `step_<unix seconds>`. */
+                        step_id: string;
+                        /** @enum {string} */
+                        status: "success" | "failure" | "yield";
+                        /** @description The output summary; without one, the payload as text cut to 2000 characters. */
+                        answer: string;
+                        sources: {
+                            title: string;
+                            url: string;
+                            /** @description `memory`, `web` or `browser`. */
+                            source: string;
+                        }[];
+                        /** @description Token usage; the keys depend on the provider. */
+                        tokens: {
+                            [key: string]: number;
+                        };
+                        /** @description Wall-clock milliseconds from receipt to answer. */
+                        elapsed_ms: number;
+                        /** @description What a `yield` waits for; present only then. */
+                        pending?: {
+                            /** @enum {string} */
+                            kind: "credentials" | "approval";
+                            detail: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Resumed in the background. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workflow_id: string;
+                        step_id: string;
+                        /**
+                         * @description `running`, or `queued` behind a busy workflow.
+                         * @enum {string}
+                         */
+                        status: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                    };
+                };
+            };
+            /** @description The body or an id is not valid; the message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Credentials are missing or not valid (when the host's auth is on). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No run of that step. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The step is not yielded (resumed already, ended, never paused), the pause named is stale, or another step of the workflow is running. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        workflow_id?: string;
+                        step_id?: string;
+                        /** @enum {string} */
+                        status?: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                    };
+                };
+            };
+            /** @description The kernel failed; the stream has had an `error` event. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        workflow_id?: string;
+                    };
+                };
+            };
+        };
+    };
+    cancelChatRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run after the cancel. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        workflow_id: string;
+                        step_id: string;
+                        /** @enum {string} */
+                        status: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+                        /** @description How many times the step paused; a resume may name it to guard against staleness. */
+                        pause: number;
+                        /** @description What a `yielded` step waits for. */
+                        pending?: {
+                            /** @enum {string} */
+                            kind: "credentials" | "approval";
+                            detail: string;
+                        }[];
+                        /** @description Why the step failed or was cancelled. */
+                        reason?: string;
+                        /** @description The step's last answer (at its end or its last pause), as POST /chat's. */
+                        response?: {
+                            /** @enum {string} */
+                            status?: "success" | "failure" | "yield";
+                            answer?: string;
+                            sources?: {
+                                title: string;
+                                url: string;
+                                /** @description `memory`, `web` or `browser`. */
+                                source: string;
+                            }[];
+                            /** @description Token usage; the keys depend on the provider. */
+                            tokens?: {
+                                [key: string]: number;
+                            };
+                            /** @description What a `yield` waits for; present only then. */
+                            pending?: {
+                                /** @enum {string} */
+                                kind: "credentials" | "approval";
+                                detail: string;
+                            }[];
+                        };
+                        /** @description The agent host running (or that last ran) the step. */
+                        host: string | null;
+                        cancel_requested: boolean;
+                        /**
+                         * Format: date-time
+                         * @description While running: when the host's claim lapses without a heartbeat.
+                         */
+                        lease_expires_at?: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description An id is not 1-128 characters of [A-Za-z0-9_-]. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Credentials are missing or not valid (when the host's auth is on). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description No run of that step. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The step has ended already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                        workflow_id?: string;
+                        step_id?: string;
+                        /** @enum {string} */
+                        status?: "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
                     };
                 };
             };

@@ -1,0 +1,131 @@
+import type { PendingItem } from "../kernel/kernel-types.js";
+
+/** Where a step is in its life; see docs/chat.md for the transitions. */
+export type RunStatus = "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+
+export const runStatuses: readonly RunStatus[] = [
+  "queued",
+  "running",
+  "yielded",
+  "completed",
+  "failed",
+  "cancelled",
+];
+
+/** A run ends in one of these; nothing moves it out again. */
+export const isFinal = (status: RunStatus) =>
+  status === "completed" || status === "failed" || status === "cancelled";
+
+/** The chat request a run executes, kept so that any host can resume it. */
+export interface RunRequest {
+  message: string;
+  agent_id: string;
+  system_prompt: string;
+  context: Record<string, unknown>;
+}
+
+/** What the step answered: the fields of the POST /chat response. */
+export interface RunResponse {
+  status: "success" | "failure" | "yield";
+  answer: string;
+  sources: { title: string; url: string; source: string }[];
+  tokens: Record<string, number>;
+  pending?: PendingItem[];
+}
+
+export interface RunRecord {
+  workflow_id: string;
+  step_id: string;
+  status: RunStatus;
+  request: RunRequest;
+  /** The kernel's state at its last pause, handed back to it on resume. */
+  checkpoint?: unknown;
+  /** The step's last answer (after each pause and at its end). */
+  response?: RunResponse;
+  /** Why a run failed or was cancelled. */
+  reason?: string;
+  /** The host running (or last to run) the step. */
+  owner?: string;
+  /** Until when the owner's claim holds without a heartbeat (ISO 8601). */
+  lease_expires_at?: string;
+  cancel_requested: boolean;
+  /** How many times the step paused: a resume names the pause it answers. */
+  pauses: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface NewRun {
+  workflowId: string;
+  stepId: string;
+  request: RunRequest;
+  /** `running` claims the workflow at once (refused while another step runs); `queued` waits. */
+  status: "running" | "queued";
+  owner: string;
+  leaseMs: number;
+}
+
+/** How a run ended or paused, written by its owner. */
+export interface RunOutcome {
+  status: "yielded" | "completed" | "failed" | "cancelled";
+  response?: RunResponse;
+  checkpoint?: unknown;
+  reason?: string;
+}
+
+export type CreateResult = { created: RunRecord } | { busy: RunRecord };
+
+export type ClaimResult =
+  | { claimed: RunRecord }
+  /** Another step of the workflow is running. */
+  | { busy: true }
+  /** The run is not (or no longer) in the state the claim expects. */
+  | { stale: RunRecord | undefined };
+
+/**
+ * Run state kept beside the trace history, in the same durable store, so that whichever host a
+ * request reaches can resume, cancel or report a step. Every transition is a compare-and-set:
+ * of two hosts trying the same one, exactly one succeeds. At most one step of a workflow is
+ * `running` at a time.
+ */
+export interface RunStore {
+  create(run: NewRun): Promise<CreateResult>;
+  get(workflowId: string, stepId: string): Promise<RunRecord | undefined>;
+  /** The step of the workflow that is running, if any. */
+  running(workflowId: string): Promise<RunRecord | undefined>;
+  /** queued → running, when no step of the workflow runs and no older one is queued. */
+  claimQueued(
+    workflowId: string,
+    stepId: string,
+    owner: string,
+    leaseMs: number,
+  ): Promise<ClaimResult>;
+  /** yielded → running for the resume of pause number `pause` (the current one). */
+  claimResume(
+    workflowId: string,
+    stepId: string,
+    pause: number,
+    owner: string,
+    leaseMs: number,
+  ): Promise<ClaimResult>;
+  /** Records the outcome of the owner's run; false when the run is no longer the owner's. */
+  finish(workflowId: string, stepId: string, owner: string, outcome: RunOutcome): Promise<boolean>;
+  /** Extends the owner's lease; undefined when the run is no longer the owner's. */
+  renew(
+    workflowId: string,
+    stepId: string,
+    owner: string,
+    leaseMs: number,
+  ): Promise<{ cancelRequested: boolean } | undefined>;
+  /**
+   * Cancels a queued or yielded run at once (its record afterwards, `changed` true); marks a
+   * running one for its owner to stop (`changed` false). Undefined for an unknown run.
+   */
+  cancel(
+    workflowId: string,
+    stepId: string,
+    reason: string,
+  ): Promise<{ run: RunRecord; changed: boolean } | undefined>;
+  /** Fails the running steps whose lease ran out (their host died); returns them. */
+  expire(): Promise<RunRecord[]>;
+}
