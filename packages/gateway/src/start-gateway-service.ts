@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { gatewayV1 } from "@atrium/api";
 import {
   type ApiKeySet,
@@ -49,11 +48,8 @@ export async function startGatewayService(
   const config = loadGatewayConfig(options.env);
   const logger = options.logger ?? createLogger({ name: "gateway", level: logLevel(options.env) });
 
-  // Only for OAuth callers of /mcp: their in-process SDK client needs a key for /v1 (see
-  // McpRouteOptions.internalKey). Random per process, held only in memory.
-  const internalKey = config.mcp?.oauth ? randomBytes(32).toString("base64url") : undefined;
   const keys = createApiKeySet({
-    keys: internalKey ? [...config.apiKeys, internalKey] : config.apiKeys,
+    keys: config.apiKeys,
     files: config.apiKeyFiles,
     reloadMs: config.apiKeyReloadMs,
     onReloadError: (file) =>
@@ -67,7 +63,7 @@ export async function startGatewayService(
         `invalid configuration: GATEWAY_API_KEY_FILE(S) could not be read: ${(error as Error).message}`,
       );
     }
-    if (keys.size() === (internalKey ? 1 : 0)) {
+    if (keys.size() === 0) {
       throw new ConfigError(
         "invalid configuration: GATEWAY_REQUIRE_API_KEY=true but no key is configured (GATEWAY_API_KEYS, GATEWAY_API_KEY_FILE, GATEWAY_API_KEYS_FILE)",
       );
@@ -95,7 +91,7 @@ export async function startGatewayService(
   }
 
   return startService(logger, (resources) =>
-    serve(config, logger, options, { keys, scopes, internalKey }, resources),
+    serve(config, logger, options, { keys, scopes }, resources),
   );
 }
 
@@ -103,7 +99,7 @@ async function serve(
   config: GatewayConfig,
   logger: Logger,
   options: StartGatewayServiceOptions,
-  { keys, scopes, internalKey }: { keys: ApiKeySet; scopes?: ScopeDirectory; internalKey?: string },
+  { keys, scopes }: { keys: ApiKeySet; scopes?: ScopeDirectory },
   resources: ResourceStack,
 ): Promise<GatewayService> {
   const brokerMetrics = createBrokerMetrics();
@@ -162,11 +158,11 @@ async function serve(
         configureMcpRoute(app, scopes, {
           config: config.mcp,
           broker: broker.client,
+          handlers,
           logger,
-          oauth:
-            config.mcp.oauth && internalKey
-              ? { internalKey, publicOrigin: new URL(config.mcp.oauth.resource).origin }
-              : undefined,
+          oauth: config.mcp.oauth
+            ? { publicOrigin: new URL(config.mcp.oauth.resource).origin }
+            : undefined,
         });
       }
       configureOperatorRoutes(app, {

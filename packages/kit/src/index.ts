@@ -165,6 +165,7 @@ export {
   type GrpcClientTransportOptions,
 } from "./rpc/grpc-client-transport.js";
 export { type HttpBinding, readHttpBindings } from "./rpc/http-rule.js";
+export { callInProcess, type InProcessCallOptions } from "./rpc/in-process-call.js";
 export { fillPathTemplate, type PathTemplate, parsePathTemplate } from "./rpc/path-template.js";
 export { settableFromQuery } from "./rpc/request-binding.js";
 export { restProtocolName } from "./rpc/rest-context.js";

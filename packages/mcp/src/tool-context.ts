@@ -1,4 +1,4 @@
-import type { ChatClient, GatewayClient, MemoryClient } from "@atrium/sdk";
+import type { ChatClient, ConnectionTokens, MemoryClient } from "@atrium/sdk";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { MemorySessions } from "./memory-sessions.js";
 import type { McpScope } from "./scope.js";
@@ -29,10 +29,10 @@ export interface ToolContext {
   sessions: MemorySessions;
   chat: ChatClient;
   /**
-   * Acts with the caller's own gateway key; its fetchers inject connection credentials. A
-   * function so that the client is built only for the calls that use it, not for every request.
+   * Tokens of the workspace's connections, read for this caller by the gateway's own handlers in
+   * process (no HTTP, no key): what credentialed calls inject.
    */
-  gateway(): GatewayClient;
+  connections: ConnectionTokens;
   /** The provider's api_base_url of a connection of the workspace (404 for any other). */
   apiBaseUrl(connectionId: string, workspaceId: string, signal?: AbortSignal): Promise<string>;
   limits: HttpRequestLimits;

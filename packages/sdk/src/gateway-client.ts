@@ -1,3 +1,9 @@
+import {
+  type ConnectionScope,
+  createCredentialFetcher,
+  type FetcherOptions,
+  type GetTokenOptions,
+} from "./credential-fetcher.js";
 import { gatewayErrorFor } from "./errors.js";
 import type {
   Agent,
@@ -9,7 +15,6 @@ import type {
   CreateAgentInput,
   CreateAgentSessionInput,
   CreateWebhookInput,
-  CredentialStrategy,
   DeleteWebhookResult,
   RefreshResult,
   RevocationResult,
@@ -20,9 +25,7 @@ import type {
   WebhookDelivery,
 } from "./gateway-types.js";
 import { createHttpClient, type FetchLike } from "./http-client.js";
-import { injectCredential, resolveStrategy } from "./strategies/inject-credential.js";
 import { createTokenCache, type TokenCacheOptions } from "./token-cache.js";
-import { userAgent } from "./version.js";
 
 export interface GatewayClientOptions {
   /** The gateway's REST base, e.g. http://127.0.0.1:8082. */
@@ -32,17 +35,6 @@ export interface GatewayClientOptions {
   /** Used for gateway calls and for the requests a fetcher sends. Default: global fetch. */
   fetch?: FetchLike;
   tokenCache?: TokenCacheOptions;
-}
-
-export interface ConnectionScope {
-  /** When given, a connection of another workspace answers 404. */
-  workspaceId?: string;
-  signal?: AbortSignal;
-}
-
-export interface GetTokenOptions extends ConnectionScope {
-  /** Skip the cache and ask the gateway (which refreshes an expired token itself). */
-  bypassCache?: boolean;
 }
 
 export interface RevokeOptions extends ConnectionScope {
@@ -68,17 +60,6 @@ export interface RotateWebhookSecretOptions {
   /** How long the previous secret stays valid: default and maximum 86400, 0 revokes it at once. */
   overlapSeconds?: number;
   signal?: AbortSignal;
-}
-
-export interface FetcherOptions {
-  workspaceId?: string;
-  /** Overrides the strategy the gateway derived from the provider. */
-  strategy?: CredentialStrategy;
-  /**
-   * On a 401 from the upstream, an oauth2 fetcher refreshes the connection through the gateway and
-   * sends the request once more. Default true.
-   */
-  refreshOnUnauthorized?: boolean;
 }
 
 export interface GatewayClient {
@@ -211,51 +192,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     );
   };
 
-  const createFetcher = (connectionId: string, fetcherOptions: FetcherOptions = {}): FetchLike => {
-    const scope = { workspaceId: fetcherOptions.workspaceId };
-    const refreshOnUnauthorized = fetcherOptions.refreshOnUnauthorized ?? true;
-    return async (input, init) => {
-      const original = new Request(input, init);
-      // Buffered once: signing strategies need the bytes, and a retry must resend them.
-      const body = original.body ? new Uint8Array(await original.arrayBuffer()) : undefined;
-      const headers = new Headers(original.headers);
-      // The caller's own User-Agent wins; otherwise the resource sees who is calling.
-      if (!headers.has("user-agent")) headers.set("user-agent", userAgent);
-      const send = async (token: ConnectionToken) => {
-        const strategy = resolveStrategy(token, fetcherOptions.strategy);
-        const prepared = await injectCredential(
-          {
-            url: new URL(original.url),
-            method: original.method,
-            headers,
-            body,
-          },
-          token,
-          strategy,
-        );
-        const response = await http.fetch(prepared.url, {
-          method: prepared.method,
-          headers: prepared.headers,
-          body: prepared.body,
-          redirect: original.redirect,
-          signal: original.signal,
-        });
-        return { response, strategy };
-      };
-      const first = await send(await getToken(connectionId, scope));
-      if (
-        first.response.status !== 401 ||
-        first.strategy.type !== "oauth2" ||
-        !refreshOnUnauthorized
-      ) {
-        return first.response;
-      }
-      await first.response.body?.cancel();
-      await refreshConnection(connectionId, scope);
-      const retried = await send(await getToken(connectionId, { ...scope, bypassCache: true }));
-      return retried.response;
-    };
-  };
+  const createFetcher = (connectionId: string, fetcherOptions: FetcherOptions = {}): FetchLike =>
+    createCredentialFetcher({ getToken, refreshConnection }, connectionId, {
+      ...fetcherOptions,
+      fetch: http.fetch,
+    });
 
   return {
     getToken,

@@ -1,20 +1,26 @@
 export { type ChatClient, type ChatClientOptions, createChatClient } from "./chat-client.js";
 export type * from "./chat-types.js";
 export {
+  type ConnectionScope,
+  type ConnectionTokens,
+  type CredentialFetcherOptions,
+  createCredentialFetcher,
+  type FetcherOptions,
+  type GetTokenOptions,
+} from "./credential-fetcher.js";
+export {
   AtriumHttpError,
   AttentionRequiredError,
   ConnectionNotActiveError,
   ConnectionRevokedError,
   GatewayError,
+  gatewayErrorFor,
 } from "./errors.js";
 export {
   type AgentScope,
-  type ConnectionScope,
   createGatewayClient,
-  type FetcherOptions,
   type GatewayClient,
   type GatewayClientOptions,
-  type GetTokenOptions,
   type RevokeOptions,
   type RotateWebhookSecretOptions,
   type WebhookDeliveriesQuery,

@@ -16,32 +16,24 @@ import {
   parseScopeDirectory,
   type ScopeDirectory,
 } from "@atrium/mcp";
-import {
-  createChatClient,
-  createGatewayClient,
-  createMemoryClient,
-  type GatewayClient,
-  sdkVersion,
-} from "@atrium/sdk";
+import { createChatClient, createMemoryClient, sdkVersion } from "@atrium/sdk";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { BrokerClient } from "../broker/broker-client.js";
 import type { McpConfig } from "../config/gateway-config.js";
+import type { GatewayHandlers } from "../service/gateway-handlers.js";
 import { createAgentFetch } from "./agent-fetch.js";
-import { inProcessBaseUrl, inProcessFetch } from "./in-process-fetch.js";
+import { createInProcessConnections } from "./in-process-connections.js";
 import { createMcpOAuth, protectedResourcePath } from "./mcp-oauth.js";
 import { createMcpOriginCheck } from "./mcp-origin.js";
 
 export interface McpRouteOptions {
   config: McpConfig;
   broker: BrokerClient;
+  /** The gateway's own handlers, which credentialed calls use in process. */
+  handlers: GatewayHandlers;
   logger: Logger;
   /** Given when `config.oauth` is set. */
   oauth?: {
-    /**
-     * A key of this process alone (never configured, never on the network) with which the
-     * in-process SDK client of an OAuth caller reaches /v1 for credentialed calls.
-     */
-    internalKey: string;
     /** The origin /mcp is published at, for the metadata URL in challenges. */
     publicOrigin: string;
   };
@@ -71,8 +63,6 @@ export function mcpOAuthChecksItself(request: AuthRequest): boolean {
 
 interface McpCaller {
   scope: McpScope;
-  /** The key the in-process SDK client presents for this caller's /v1 calls. */
-  gatewayKey: string;
   /** Identifies the caller (a digest, never the key or token) for cancellation matching. */
   callerKey: string;
 }
@@ -93,7 +83,7 @@ export function configureMcpRoute(
   scopes: ScopeDirectory,
   options: McpRouteOptions,
 ): void {
-  const { config, broker, logger } = options;
+  const { config, broker, handlers, logger } = options;
   const oauth =
     config.oauth && options.oauth
       ? { ...createMcpOAuth(config.oauth, options.oauth.publicOrigin), ...options.oauth }
@@ -173,11 +163,7 @@ export function configureMcpRoute(
           oauth.challenge("insufficient_scope", "no MCP scope for this subject"),
         );
       }
-      return {
-        scope,
-        gatewayKey: oauth.internalKey,
-        callerKey: apiKeyDigestHex(`sub:${subject}`),
-      };
+      return { scope, callerKey: apiKeyDigestHex(`sub:${subject}`) };
     }
     const presented = request.headers["x-api-key"];
     const key = normalizeApiKey(Array.isArray(presented) ? presented[0] : presented);
@@ -196,7 +182,7 @@ export function configureMcpRoute(
         "mcp_scope",
       );
     }
-    return { scope, gatewayKey: key, callerKey: digest };
+    return { scope, callerKey: digest };
   };
 
   if (oauth) {
@@ -207,20 +193,16 @@ export function configureMcpRoute(
   }
 
   app.post("/mcp", async (request, reply) => {
-    const { scope, gatewayKey, callerKey } = await authenticate(request, reply);
+    const { scope, callerKey } = await authenticate(request, reply);
     const clientAgent = request.headers["user-agent"] ?? "unknown";
-    let gatewayClient: GatewayClient | undefined;
-    const gateway = () => {
-      gatewayClient ??= createGatewayClient({
-        baseUrl: inProcessBaseUrl,
-        apiKey: gatewayKey,
-        fetch: inProcessFetch(app, {
-          remoteAddress: requestCallerAddress(request),
-          userAgent: `atrium-mcp/${sdkVersion} (${clientAgent})`,
-        }),
-      });
-      return gatewayClient;
-    };
+    const connections = createInProcessConnections(
+      handlers,
+      {
+        remoteAddress: requestCallerAddress(request),
+        userAgent: `atrium-mcp/${sdkVersion} (${clientAgent})`,
+      },
+      logger,
+    );
     reply.hijack();
     await handler.handle(request.raw, reply.raw, request.body, {
       callerKey,
@@ -229,7 +211,7 @@ export function configureMcpRoute(
         memory,
         sessions,
         chat,
-        gateway,
+        connections,
         apiBaseUrl,
         limits,
         recordCall: (record) =>

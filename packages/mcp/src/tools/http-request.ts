@@ -1,4 +1,4 @@
-import type { ConnectionToken } from "@atrium/sdk";
+import { type ConnectionToken, createCredentialFetcher } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import {
@@ -93,7 +93,9 @@ export function registerHttpRequestTool(server: McpServer, limits: HttpRequestLi
         let response: CredentialedResponse;
         try {
           const apiBaseUrl = await context.apiBaseUrl(args.connection_id, workspaceId, signal);
-          const fetcher = context.gateway().createFetcher(args.connection_id, { workspaceId });
+          const fetcher = createCredentialFetcher(context.connections, args.connection_id, {
+            workspaceId,
+          });
           response = await credentialedFetch(
             fetcher,
             apiBaseUrl,
@@ -111,8 +113,11 @@ export function registerHttpRequestTool(server: McpServer, limits: HttpRequestLi
           throw error;
         }
         record(response.status);
-        // The fetcher has just fetched the token, so this is answered from the client's cache.
-        const token = await context.gateway().getToken(args.connection_id, { workspaceId, signal });
+        // The fetcher has just read the token, so this is answered from the request's cache.
+        const token = await context.connections.getToken(args.connection_id, {
+          workspaceId,
+          signal,
+        });
         return toolResult({ ...redact(response, secretsOf(token)) });
       });
     },
