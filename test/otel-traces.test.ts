@@ -6,13 +6,14 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { eventually } from "@atrium/kit/testing";
+import { createTestPostgres, eventually, serverAvailable } from "@atrium/kit/testing";
 import { freePortOffset, spawnAtriumStart } from "./atrium-start-env.js";
 
 // OpenTelemetry end to end: `atrium start` with OTEL_EXPORTER_OTLP_ENDPOINT pointed at an OTLP/HTTP
 // receiver in this test (the JSON encoding). A request sent to the gateway with a W3C traceparent
 // yields spans of one trace in the gateway, the gateway's outbound call and the service it
-// called: memory over REST (fetch), the broker over gRPC. No attribute holds a key.
+// called: memory over REST (fetch), the broker over gRPC; a chat step's trace reaches memory
+// over gRPC; on PostgreSQL, memory's statements are spans too. No attribute holds a key.
 
 interface OtlpAttribute {
   key: string;
@@ -39,7 +40,7 @@ function attribute(span: OtlpSpan, key: string): unknown {
   return found ? Object.values(found)[0] : undefined;
 }
 
-test("a request through the gateway is one trace across gateway, memory and broker", async (t) => {
+test("a request is one trace across gateway, memory, broker and agent host", async (t) => {
   const spans: ReceivedSpan[] = [];
   const bodies: string[] = [];
   const receiver = createServer((request, response) => {
@@ -78,7 +79,11 @@ test("a request through the gateway is one trace across gateway, memory and brok
   const offset = await freePortOffset(0, 1);
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-otel-"));
   t.after(() => rm(dataDir, { recursive: true, force: true }));
+  // On PostgreSQL when it is here, so memory's statements show as spans too.
+  const pg = (await serverAvailable("postgres")) ? await createTestPostgres() : undefined;
+  t.after(() => pg?.drop());
   const atrium = await spawnAtriumStart({
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
     ATRIUM_DATA_DIR: dataDir,
     ATRIUM_PORT_OFFSET: String(offset),
     LOG_LEVEL: "warn",
@@ -116,13 +121,29 @@ test("a request through the gateway is one trace across gateway, memory and brok
   });
   assert.equal(providers.status, 200, await providers.clone().text());
 
+  // agent host → memory (gRPC through kit's client transport), for a chat step
+  const chatTrace = randomBytes(16).toString("hex");
+  const chat = await fetch(`http://127.0.0.1:${8000 + offset}/api/v1/chat`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      traceparent: `00-${chatTrace}-${callerSpanId}-01`,
+    },
+    body: JSON.stringify({ message: "What do you remember about my trip to Lisbon?" }),
+  });
+  assert.equal(chat.status, 200, await chat.clone().text());
+
   const inTrace = (id: string, scope: string, kind: number) =>
     spans.find((s) => s.traceId === id && s.scope === scope && s.kind === kind);
   await eventually(
     "the spans of both requests are exported",
     () =>
       inTrace(traceId, "atrium-memory", SERVER) !== undefined &&
-      inTrace(providersTrace, "atrium-broker", SERVER) !== undefined,
+      inTrace(providersTrace, "atrium-broker", SERVER) !== undefined &&
+      inTrace(chatTrace, "atrium-memory", SERVER) !== undefined &&
+      inTrace(chatTrace, "atrium-agent", SERVER) !== undefined &&
+      inTrace(traceId, "atrium-gateway", SERVER) !== undefined &&
+      inTrace(providersTrace, "atrium-gateway", SERVER) !== undefined,
     15_000,
   );
 
@@ -155,6 +176,23 @@ test("a request through the gateway is one trace across gateway, memory and brok
     spans.find((s) => s.spanId === toBroker?.parentSpanId)?.name,
     "GET /v1/operator/providers",
   );
+
+  if (pg) {
+    const statement = spans.find(
+      (s) => s.parentSpanId === memorySpan?.spanId && s.scope === "atrium-sql",
+    );
+    assert.equal(attribute(statement as OtlpSpan, "db.system.name"), "postgresql");
+  }
+
+  // A chat step: the agent host's span, its gRPC call and memory's span of that call.
+  const stepSpan = inTrace(chatTrace, "atrium-agent", SERVER);
+  assert.equal(stepSpan?.name, "POST /api/v1/chat");
+  assert.equal(stepSpan?.parentSpanId, callerSpanId);
+  const memoryCall = inTrace(chatTrace, "atrium-memory", SERVER);
+  assert.match(memoryCall?.name ?? "", /^memory\.v1\.MemoryService\//);
+  const agentCall = spans.find((s) => s.spanId === memoryCall?.parentSpanId);
+  assert.equal(agentCall?.kind, CLIENT);
+  assert.equal(agentCall?.traceId, chatTrace);
 
   // Nothing exported carries a key or a credential header.
   const exported = bodies.join("\n");

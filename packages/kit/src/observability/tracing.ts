@@ -259,3 +259,25 @@ export function traceClientCalls(serverAddress: string): Interceptor {
     }
   };
 }
+
+/**
+ * A CLIENT span for one PostgreSQL statement, inside a traced request only (background work
+ * makes none). Named by the statement's first keyword; the text itself, which can be long, is
+ * not recorded.
+ */
+export async function traceQuery<T>(text: string, query: () => Promise<T>): Promise<T> {
+  if (!provider || trace.getSpan(context.active()) === undefined) return query();
+  const operation = /^\s*(\w+)/.exec(text)?.[1]?.toUpperCase() ?? "QUERY";
+  const span = trace.getTracer("atrium-sql").startSpan(operation, {
+    kind: SpanKind.CLIENT,
+    attributes: { "db.system.name": "postgresql", "db.operation.name": operation },
+  });
+  try {
+    return await context.with(trace.setSpan(context.active(), span), query);
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { traceQuery } from "../observability/tracing.js";
 import { asDatabaseUnavailable } from "./connection-errors.js";
 import type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql.js";
 import { createTransactionScope } from "./transaction-scope.js";
@@ -56,7 +57,9 @@ async function run<Row>(
 ): Promise<SqlResult<Row>> {
   let result: pg.QueryResult | pg.QueryResult[];
   try {
-    result = (await client.query(text, params)) as pg.QueryResult | pg.QueryResult[];
+    result = (await traceQuery(text, () => client.query(text, params))) as
+      | pg.QueryResult
+      | pg.QueryResult[];
   } catch (error) {
     throw asDatabaseUnavailable(error);
   }
