@@ -36,6 +36,7 @@ const schema = z.object({
   LLM_API_KEY: envString().optional(),
   LLM_TIMEOUT: envDuration().default(30_000),
   LLM_MAX_RETRIES: envInteger({ min: 0, max: 10 }).default(2),
+  MEMORY_LLM_CONCURRENCY: envInteger({ min: 1, max: 256 }).default(4),
   MEMORY_VECTOR_SEARCH: z.enum(["auto", "hnsw", "exact"]).default("auto"),
   MEMORY_SEARCH_MODE: z.enum(["hybrid", "vector"]).default("hybrid"),
   MEMORY_CHAIN_GAP: envDuration().default(30 * 60_000),

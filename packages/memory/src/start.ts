@@ -24,6 +24,7 @@ import {
 } from "@atrium/kit";
 import { createChainAnalyser } from "./chains/analyse-chain.js";
 import { createContinuityJudge } from "./chains/continuity.js";
+import { createFairQueue } from "./chains/fair-queue.js";
 import { createTextAnalysisPool } from "./chains/text-analysis-pool.js";
 import { loadMemoryConfig, type MemoryConfig } from "./config.js";
 import type { Scope } from "./domain.js";
@@ -156,6 +157,8 @@ export async function startMemoryService(
     const llm = createLlm(config);
     const onLlmError = (error: unknown) =>
       logger.warn({ err: error }, "LLM call failed; rule-based fallback used");
+    // Chain analysis and the continuity judge call the LLM in turns between tenants.
+    const llmTurns = createFairQueue({ concurrency: config.MEMORY_LLM_CONCURRENCY });
     const vectorSearch = await createVectorSearch({
       sql,
       dimensions: embedder.dimensions,
@@ -187,8 +190,13 @@ export async function startMemoryService(
       embedder,
       vectorSearch,
       textAnalysis,
-      analyser: createChainAnalyser({ llm, onLlmError, textAnalysis }),
-      judge: createContinuityJudge({ llm, maxGapMs: config.MEMORY_CHAIN_GAP, onLlmError }),
+      analyser: createChainAnalyser({ llm, onLlmError, textAnalysis, llmTurns }),
+      judge: createContinuityJudge({
+        llm,
+        maxGapMs: config.MEMORY_CHAIN_GAP,
+        onLlmError,
+        llmTurns,
+      }),
     });
     const chainChecks = createChainCheckScheduler({
       queue,

@@ -1,5 +1,6 @@
 import type { Llm } from "../llm/llm.js";
 import { analysisText } from "./analysis-budget.js";
+import { type FairQueue, llmInTurn } from "./fair-queue.js";
 import { type ChainAnalysis, type EntityType, informationDensity } from "./text-analysis.js";
 import { inlineTextAnalysis, type TextAnalysis } from "./text-analysis-pool.js";
 
@@ -93,27 +94,37 @@ export interface ChainAnalyserOptions {
   onLlmError?: (error: unknown) => void;
   /** Where the extractive analysis runs; default on the calling thread. */
   textAnalysis?: TextAnalysis;
+  /**
+   * Where LLM calls wait for their tenant's turn (the queue the continuity judge shares), so
+   * that one tenant's backlog of closing chains does not hold every other tenant's; default:
+   * called at once.
+   */
+  llmTurns?: FairQueue;
 }
 
 /** LLM analysis when one is configured, the extractive fallback otherwise or when it fails. */
 export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAnalyser {
   const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
+  const inTurn = llmInTurn(options.llmTurns);
   return {
     async analyse(content, tenantId) {
       const text = analysisText(content);
       const density = informationDensity(text);
-      if (options.llm) {
+      const { llm } = options;
+      if (llm) {
         try {
-          const answer = await options.llm.completeJson(
-            [
-              {
-                role: "system",
-                content:
-                  "You file one conversation excerpt into an AI agent's long-term memory. Summarise it, label its topic, rate its importance, list the named entities and the relations between them stated in the text.",
-              },
-              { role: "user", content: text },
-            ],
-            { name: "chain_analysis", schema: analysisSchema },
+          const answer = await inTurn(tenantId, () =>
+            llm.completeJson(
+              [
+                {
+                  role: "system",
+                  content:
+                    "You file one conversation excerpt into an AI agent's long-term memory. Summarise it, label its topic, rate its importance, list the named entities and the relations between them stated in the text.",
+                },
+                { role: "user", content: text },
+              ],
+              { name: "chain_analysis", schema: analysisSchema },
+            ),
           );
           return { ...fromLlm(answer), density };
         } catch (error) {

@@ -1,5 +1,6 @@
 import type { Llm } from "../llm/llm.js";
 import { leadingPart, MESSAGE_ANALYSIS_CHARS } from "./analysis-budget.js";
+import { type FairQueue, llmInTurn } from "./fair-queue.js";
 
 /** Cosine at or above which a new message continues the open chain. */
 export const CONTINUE_THRESHOLD = 0.72;
@@ -20,6 +21,8 @@ export interface ContinuityInput {
   /** For the LLM: the open chain's recent text and the new message. */
   chainText: string;
   message: string;
+  /** Whose chain it is: the LLM call waits for this tenant's turn. */
+  tenantId?: string;
 }
 
 export interface ContinuityJudgeOptions {
@@ -28,6 +31,8 @@ export interface ContinuityJudgeOptions {
   continueThreshold?: number;
   breakThreshold?: number;
   onLlmError?: (error: unknown) => void;
+  /** Where LLM calls wait for their tenant's turn (see ChainAnalyserOptions.llmTurns). */
+  llmTurns?: FairQueue;
 }
 
 const sameTopicSchema = {
@@ -47,26 +52,30 @@ export function createContinuityJudge(options: ContinuityJudgeOptions = {}) {
   const breakBelow = options.breakThreshold ?? BREAK_THRESHOLD;
   const maxGapMs = options.maxGapMs ?? DEFAULT_MAX_GAP_MS;
   const byGap = (gapMs: number): ContinuityDecision => (gapMs > maxGapMs ? "break" : "continue");
+  const inTurn = llmInTurn(options.llmTurns);
 
   return async function judgeContinuity(input: ContinuityInput): Promise<ContinuityDecision> {
     if (input.sameWorkflow) return "continue";
     if (input.similarity >= continueAt) return "continue";
     if (input.similarity < breakBelow) return "break";
-    if (!options.llm) return byGap(input.gapMs);
+    const { llm } = options;
+    if (!llm) return byGap(input.gapMs);
     try {
-      const answer = (await options.llm.completeJson(
-        [
-          {
-            role: "system",
-            content:
-              "Does the new message continue the topic of the conversation so far? Answer same_topic true or false.",
-          },
-          {
-            role: "user",
-            content: `Conversation so far:\n${input.chainText.slice(-2000)}\n\nNew message:\n${leadingPart(input.message, MESSAGE_ANALYSIS_CHARS)}`,
-          },
-        ],
-        { name: "topic_continuity", schema: sameTopicSchema },
+      const answer = (await inTurn(input.tenantId, () =>
+        llm.completeJson(
+          [
+            {
+              role: "system",
+              content:
+                "Does the new message continue the topic of the conversation so far? Answer same_topic true or false.",
+            },
+            {
+              role: "user",
+              content: `Conversation so far:\n${input.chainText.slice(-2000)}\n\nNew message:\n${leadingPart(input.message, MESSAGE_ANALYSIS_CHARS)}`,
+            },
+          ],
+          { name: "topic_continuity", schema: sameTopicSchema },
+        ),
       )) as { same_topic?: unknown };
       if (typeof answer.same_topic !== "boolean") throw new Error("same_topic is not a boolean");
       return answer.same_topic ? "continue" : "break";

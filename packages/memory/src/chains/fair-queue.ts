@@ -56,3 +56,11 @@ export function createFairQueue(options: FairQueueOptions) {
     },
   };
 }
+
+export type FairQueue = ReturnType<typeof createFairQueue>;
+
+/** Runs an LLM call in its tenant's turn of `turns`, or at once without a queue. */
+export const llmInTurn =
+  (turns: FairQueue | undefined) =>
+  <T>(tenantId: string | undefined, call: () => Promise<T>): Promise<T> =>
+    turns ? turns.run(tenantId ?? "", call) : call();

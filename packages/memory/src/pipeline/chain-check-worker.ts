@@ -284,6 +284,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
               sameWorkflow: Boolean(wf) && wf === open.workflowId,
               chainText: open.content,
               message: event.content,
+              tenantId: scope.tenantId,
             });
             if (decision === "break") {
               await write([await close(open)], handled);
