@@ -142,6 +142,7 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
       inTrace(providersTrace, "atrium-broker", SERVER) !== undefined &&
       inTrace(chatTrace, "atrium-memory", SERVER) !== undefined &&
       inTrace(chatTrace, "atrium-agent", SERVER) !== undefined &&
+      spans.some((s) => s.traceId === chatTrace && s.name === "invoke_agent chat") &&
       inTrace(traceId, "atrium-gateway", SERVER) !== undefined &&
       inTrace(providersTrace, "atrium-gateway", SERVER) !== undefined,
     15_000,
@@ -188,11 +189,22 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
   const stepSpan = inTrace(chatTrace, "atrium-agent", SERVER);
   assert.equal(stepSpan?.name, "POST /api/v1/chat");
   assert.equal(stepSpan?.parentSpanId, callerSpanId);
+  // The step itself, as the GenAI conventions name it, inside the request's span.
+  const step = spans.find((s) => s.traceId === chatTrace && s.name === "invoke_agent chat");
+  assert.equal(step?.parentSpanId, stepSpan?.spanId);
+  assert.equal(attribute(step as OtlpSpan, "gen_ai.operation.name"), "invoke_agent");
+  assert.equal(attribute(step as OtlpSpan, "gen_ai.agent.name"), "chat");
+  assert.match(String(attribute(step as OtlpSpan, "gen_ai.conversation.id")), /^chat_/);
   const memoryCall = inTrace(chatTrace, "atrium-memory", SERVER);
   assert.match(memoryCall?.name ?? "", /^memory\.v1\.MemoryService\//);
   const agentCall = spans.find((s) => s.spanId === memoryCall?.parentSpanId);
   assert.equal(agentCall?.kind, CLIENT);
   assert.equal(agentCall?.traceId, chatTrace);
+  const ancestors = (span: OtlpSpan | undefined): string[] =>
+    span?.parentSpanId
+      ? [span.parentSpanId, ...ancestors(spans.find((s) => s.spanId === span.parentSpanId))]
+      : [];
+  assert.ok(ancestors(agentCall).includes(step?.spanId ?? ""), "memory is called within the step");
 
   // Nothing exported carries a key or a credential header.
   const exported = bodies.join("\n");

@@ -138,6 +138,7 @@ export {
   type Transport,
 } from "./observability/metrics.js";
 export {
+  inSpan,
   startTracing,
   type Tracing,
   type TracingOptions,

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Unsubscribe } from "@atrium/kit";
+import { inSpan, type Unsubscribe } from "@atrium/kit";
 import type { ChatKernel, KernelOutput, PendingItem } from "../kernel/kernel-types.js";
 import { answerOf, pendingOf, sourcesOf, tokensOf } from "../router/chat-response.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
@@ -124,6 +124,31 @@ function responseOf(output: KernelOutput): RunResponse {
   };
 }
 
+/**
+ * A step as OpenTelemetry's GenAI conventions name it (`invoke_agent`, while tracing is on): the
+ * agent, the workflow as the conversation, the step's token use and outcome; no message content.
+ */
+function invokeAgent(run: RunRecord, execute: () => Promise<KernelOutput>): Promise<KernelOutput> {
+  const agent = run.request.agent_id;
+  const attributes = {
+    "gen_ai.operation.name": "invoke_agent",
+    "gen_ai.agent.name": agent,
+    "gen_ai.conversation.id": run.workflow_id,
+  };
+  return inSpan("atrium-agent", `invoke_agent ${agent}`, attributes, async (span) => {
+    const output = await execute();
+    const tokens = tokensOf(output);
+    if (tokens.prompt_tokens !== undefined) {
+      span?.setAttribute("gen_ai.usage.input_tokens", tokens.prompt_tokens);
+    }
+    if (tokens.completion_tokens !== undefined) {
+      span?.setAttribute("gen_ai.usage.output_tokens", tokens.completion_tokens);
+    }
+    span?.setAttribute("atrium.step.status", output.status);
+    return output;
+  });
+}
+
 const waitingFor = (pending: PendingItem[] | undefined) =>
   (pending ?? []).map((p) => `${p.kind} (${p.detail})`).join(", ") || "input";
 
@@ -246,15 +271,17 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       try {
         // A cancel ends the step at once, whether or not the sub-agent's work has unwound yet.
         output = await Promise.race([
-          kernel.execute({
-            task: run.request.message,
-            systemPrompt: run.request.system_prompt,
-            context: { ...context, workflow_id: workflowId, step_id: stepId },
-            agentId: run.request.agent_id,
-            trace,
-            signal: abort.signal,
-            ...(checkpoint === undefined ? {} : { resume: { checkpoint } }),
-          }),
+          invokeAgent(run, () =>
+            kernel.execute({
+              task: run.request.message,
+              systemPrompt: run.request.system_prompt,
+              context: { ...context, workflow_id: workflowId, step_id: stepId },
+              agentId: run.request.agent_id,
+              trace,
+              signal: abort.signal,
+              ...(checkpoint === undefined ? {} : { resume: { checkpoint } }),
+            }),
+          ),
           stopped,
         ]);
       } catch (error) {

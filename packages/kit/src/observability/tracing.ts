@@ -8,6 +8,7 @@ import type {
 } from "node:http2";
 import type { Interceptor } from "@connectrpc/connect";
 import {
+  type Attributes,
   context,
   propagation,
   ROOT_CONTEXT,
@@ -276,6 +277,30 @@ export async function traceQuery<T>(text: string, query: () => Promise<T>): Prom
     return await context.with(trace.setSpan(context.active(), span), query);
   } catch (error) {
     span.setStatus({ code: SpanStatusCode.ERROR });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * Runs `work` inside an INTERNAL span while tracing is on (a step of an agent, a tool), handing
+ * it the span to add what it learns; off, `work` runs with no span at all. Attributes must name
+ * the work, never carry its content.
+ */
+export async function inSpan<T>(
+  tracerName: string,
+  name: string,
+  attributes: Attributes,
+  work: (span: Span | undefined) => Promise<T>,
+): Promise<T> {
+  if (!provider) return work(undefined);
+  const span = trace.getTracer(tracerName).startSpan(name, { kind: SpanKind.INTERNAL, attributes });
+  try {
+    return await context.with(trace.setSpan(context.active(), span), () => work(span));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.setAttribute("error.type", error instanceof Error ? error.name : "Error");
     throw error;
   } finally {
     span.end();
