@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -33,6 +34,10 @@ let proxy: Server;
 let mcpUrl: string;
 
 before(async () => {
+  assert.ok(
+    existsSync(node22),
+    `${node22} is missing: npm's node package fetches it in its preinstall script (npm ci without --ignore-scripts)`,
+  );
   // The suite sends no credentials; a loopback proxy adds a scoped key, as a client's own
   // configuration would. Its origin is allowed the way an operator allows a reverse proxy's.
   let gateway: URL | undefined;
