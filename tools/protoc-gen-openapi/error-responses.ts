@@ -1,4 +1,10 @@
-import { restErrorBodySchema } from "@atrium/kit";
+import {
+  attentionRequired,
+  connectionRevoked,
+  type FixedErrorSpec,
+  fixedErrors,
+  restErrorBodySchema,
+} from "@atrium/kit";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { descriptionOf } from "./comments.js";
 import { componentRef, type OpenApiObject } from "./schemas.js";
@@ -9,21 +15,34 @@ export const errorSchemaName = "Error";
 /** `restError` in packages/kit/src/errors.ts writes this body for every AtriumError. */
 export const errorSchema: OpenApiObject = restErrorBodySchema;
 
-/** The two bodies the broker contract fixes word for word (connection-errors.ts). */
+/** A body that is the reason alone, as the registry (kit's fixed-errors.ts) declares it. */
+const reasonOnlySchema = (spec: FixedErrorSpec<string>, description: string): OpenApiObject => ({
+  type: "object",
+  description,
+  required: [spec.bodyField],
+  properties: { [spec.bodyField]: { type: "string", enum: [spec.reason] } },
+});
+
+/** `body \`<field>: <reason>\`` of a fixed error, for the descriptions. */
+const bodyOf = (spec: FixedErrorSpec<string>) => `body \`${spec.bodyField}: ${spec.reason}\``;
+
+/** The two bodies the broker contract fixes word for word. */
 const fixedBodySchemas: Record<string, OpenApiObject> = {
-  AttentionRequired: {
-    type: "object",
-    description: "The connection needs a person to consent again; retrying will not help.",
-    required: ["error"],
-    properties: { error: { type: "string", enum: ["attention_required"] } },
-  },
-  ConnectionRevoked: {
-    type: "object",
-    description: "The connection was revoked; start a new connection flow.",
-    required: ["code"],
-    properties: { code: { type: "string", enum: ["connection_revoked"] } },
-  },
+  AttentionRequired: reasonOnlySchema(
+    attentionRequired.spec,
+    "The connection needs a person to consent again; retrying will not help.",
+  ),
+  ConnectionRevoked: reasonOnlySchema(
+    connectionRevoked.spec,
+    "The connection was revoked; start a new connection flow.",
+  ),
 };
+
+/** The fixed errors answered 422. */
+const unprocessableReasons = fixedErrors
+  .filter(({ spec }) => spec.httpStatus === 422)
+  .map(({ spec }) => `\`${spec.reason}\``)
+  .join(", ");
 
 const retryAfter: OpenApiObject = {
   description: "Seconds after which a retry may succeed, when the service knows.",
@@ -52,12 +71,12 @@ const errorResponses = {
   AlreadyExists: { status: "409", description: "AlreadyExists: the name is taken." },
   AttentionRequired: {
     status: "409",
-    description: "The connection is in the attention state (body `error: attention_required`).",
+    description: `The connection is in the attention state (${bodyOf(attentionRequired.spec)}).`,
     schema: "AttentionRequired",
   },
   ConnectionRevoked: {
     status: "410",
-    description: "The connection was revoked (body `code: connection_revoked`).",
+    description: `The connection was revoked (${bodyOf(connectionRevoked.spec)}).`,
     schema: "ConnectionRevoked",
   },
   PreconditionFailed: {
@@ -70,9 +89,7 @@ const errorResponses = {
   },
   Unprocessable: {
     status: "422",
-    description:
-      "The provider cannot check, or rejected, the credential (`provider_not_validatable`, " +
-      "`invalid_credentials`).",
+    description: `The provider cannot check, or rejected, the credential (${unprocessableReasons}).`,
   },
   NotImplemented: {
     status: "501",

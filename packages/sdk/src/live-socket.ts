@@ -81,10 +81,14 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+/** The connection's strategy signs requests, which an upgrade cannot carry: retrying cannot help. */
+class UpgradeStrategyError extends Error {}
+
 const isFinal = (error: unknown) =>
   error instanceof ConnectionRevokedError ||
   error instanceof AttentionRequiredError ||
-  error instanceof ConnectionNotActiveError;
+  error instanceof ConnectionNotActiveError ||
+  error instanceof UpgradeStrategyError;
 
 export function openLiveSocket(
   gateway: GatewayClient,
@@ -142,7 +146,9 @@ export function openLiveSocket(
   const prepareUpgrade = async (token: ConnectionToken) => {
     const strategy = resolveStrategy(token, options.strategy);
     if (!upgradeStrategies.has(strategy.type)) {
-      throw new Error(`${strategy.type} credentials cannot be sent on a WebSocket upgrade`);
+      throw new UpgradeStrategyError(
+        `${strategy.type} credentials cannot be sent on a WebSocket upgrade`,
+      );
     }
     const prepared = await injectCredential(
       { url: new URL(options.url), method: "GET", headers: new Headers(), body: undefined },
@@ -220,9 +226,6 @@ export function openLiveSocket(
       upgrade = await prepareUpgrade(token);
     } catch (error) {
       if (isFinal(error)) return stop(error);
-      if (error instanceof Error && /cannot be sent on a WebSocket/.test(error.message)) {
-        return stop(error);
-      }
       return reconnectLater(error);
     }
     if (stopped) return;

@@ -62,13 +62,13 @@ export async function sendWithConnection(
  */
 export function reconnectNeeded(error: unknown, connectionId: string): string | undefined {
   if (error instanceof AttentionRequiredError) {
-    return `connection ${connectionId} needs a human to redo the consent (attention_required): reconnect it, then repeat the request`;
+    return `connection ${connectionId} needs a human to redo the consent (${error.code}): reconnect it, then repeat the request`;
   }
   if (error instanceof ConnectionRevokedError) {
     return `connection ${connectionId} was revoked: connect again and send with the new connection id`;
   }
   if (error instanceof ConnectionNotActiveError) {
-    return `connection ${connectionId} is not active (connection_not_active): reconnect it`;
+    return `connection ${connectionId} is not active (${error.code}): reconnect it`;
   }
   if (error instanceof GatewayError && error.status === 404) {
     return `connection ${connectionId} does not exist (or belongs to another workspace)`;

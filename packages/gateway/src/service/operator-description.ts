@@ -1,5 +1,10 @@
 import { createRequire } from "node:module";
-import { authenticatorSecuritySchemes, openApiDefaultServer, openApiLicence } from "@atrium/kit";
+import {
+  authenticatorSecuritySchemes,
+  ipNotAllowed,
+  openApiDefaultServer,
+  openApiLicence,
+} from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
 import Fastify from "fastify";
 import { configureOperatorRoutes } from "./operator-routes.js";
@@ -31,7 +36,7 @@ export async function gatewayOperatorOpenApiDocument(): Promise<Record<string, u
             "Inbound keys are off by default (the gateway warns at start). With " +
             "`GATEWAY_REQUIRE_API_KEY=true` every operator route needs `X-API-Key` matching one " +
             "of `GATEWAY_API_KEYS` (or the key files): a missing key answers 401, a wrong one " +
-            "403. Callers outside `ALLOWED_CIDRS` get 403 `ip_not_allowed`.",
+            `403. Callers outside \`ALLOWED_CIDRS\` get 403 \`${ipNotAllowed.spec.reason}\`.`,
           license: openApiLicence,
         },
         servers: [openApiDefaultServer(8082)],
