@@ -1,4 +1,8 @@
 import type { TraceBus, TraceEmitter } from "../trace/trace-bus.js";
+import type { PendingItem } from "./pending-item.js";
+
+// Its own module so that the run store, which the trace files use, does not import this one.
+export type { PendingItem } from "./pending-item.js";
 
 export type KernelStatus = "success" | "failure" | "yield";
 
@@ -10,13 +14,6 @@ export interface Source {
   url: string;
   /** Where it came from: `memory`, `web` or `browser`. */
   source: string;
-}
-
-/** Something a yielded step waits for before it can go on. */
-export interface PendingItem {
-  kind: "credentials" | "approval";
-  /** What exactly is missing or needs approving, in words a person can act on. */
-  detail: string;
 }
 
 export interface KernelInput {

@@ -1,4 +1,4 @@
-import type { PendingItem } from "../kernel/kernel-types.js";
+import type { PendingItem } from "../kernel/pending-item.js";
 
 /** Where a step is in its life; see docs/chat.md for the transitions. */
 export type RunStatus = "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
