@@ -38,7 +38,7 @@ export function codeForHttpStatus(status: number): Code {
 }
 
 export interface AtriumErrorOptions {
-  /** Overrides the HTTP status from the table (for bodies a spec fixes, e.g. 410 connection_revoked). */
+  /** Overrides the HTTP status from the table (for a fixed error's, see fixed-errors.ts). */
   httpStatus?: number;
   /** Overrides the REST body; used only where a spec gives an exact body. */
   httpBody?: Record<string, unknown>;
