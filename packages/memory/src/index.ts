@@ -1,4 +1,4 @@
-export { loadMemoryConfig, type MemoryConfig } from "./config.js";
+export { loadMemoryConfig, type MemoryConfig } from "./config/memory-config.js";
 export type { Embedder } from "./embeddings/embedder.js";
 export { createGloveEmbedder, type GloveEmbedderOptions } from "./embeddings/glove-embedder.js";
 export { createHashEmbedder } from "./embeddings/hash-embedder.js";
@@ -17,7 +17,7 @@ export { memoryOperatorOpenApiDocument } from "./service/operator-description.js
 export {
   type StartMemoryServiceOptions,
   startMemoryService,
-} from "./start.js";
+} from "./service/start-memory-service.js";
 export { createLexicalSearch, type LexicalSearch } from "./store/lexical-search.js";
 export { migrateMemory } from "./store/migrate.js";
 export {

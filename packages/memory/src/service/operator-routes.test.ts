@@ -6,7 +6,7 @@ import { describe, type TestContext, test } from "node:test";
 import { createLogger, type RunningService } from "@atrium/kit";
 import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
 import { SignJWT } from "jose";
-import { startMemoryService } from "../start.js";
+import { startMemoryService } from "./start-memory-service.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers of any shape, asserted on below
 type Json = any;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { loadMemoryConfig } from "./config.js";
+import { loadMemoryConfig } from "./memory-config.js";
 
 test("embedded defaults: ports 8080/9090, GloVe embeddings, no LLM, no blob store", () => {
   const config = loadMemoryConfig({});
