@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { gatewayV1 } from "@atrium/api";
-import { createLogger } from "@atrium/kit";
+import { createLogger, errorInfoOf } from "@atrium/kit";
 import { eventually } from "@atrium/kit/testing";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -199,7 +199,13 @@ describe("gateway service", () => {
       const token = await client.getToken({ connectionId: "c-2" });
       assert.equal(token.accessToken, "access-c-2");
       await assert.rejects(client.getToken({ connectionId: "revoked" }), (error: unknown) => {
-        assert.equal(ConnectError.from(error).code, Code.FailedPrecondition);
+        const received = ConnectError.from(error);
+        assert.equal(received.code, Code.FailedPrecondition);
+        // The broker's fixed error reaches gRPC callers with its reason as data, passed through.
+        assert.deepEqual(errorInfoOf(received), {
+          reason: "connection_revoked",
+          params: { connection_id: "revoked" },
+        });
         return true;
       });
     });
