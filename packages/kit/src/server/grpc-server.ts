@@ -33,6 +33,7 @@ import {
 import { createGrpcReflection } from "./grpc-reflection.js";
 import { createGrpcUnaryHandler, type GrpcStreamHandler } from "./grpc-unary-handler.js";
 import { jsonInputOptions } from "./json-input.js";
+import { withCallerParseErrors } from "./parse-errors.js";
 import type { ServiceRegistration } from "./service-registration.js";
 import { refuseStream } from "./stream-refusal.js";
 import {
@@ -102,6 +103,8 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
           });
         }
       }
+      // Bytes that are no request message are the caller's error here too (parse-errors.ts).
+      router.handlers.splice(0, Infinity, ...router.handlers.map(withCallerParseErrors));
     },
     interceptors,
     contextValues: (req) => contextValues(req.socket, req.headers["x-forwarded-for"]),

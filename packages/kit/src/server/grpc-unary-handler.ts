@@ -26,6 +26,7 @@ import {
 import type { Logger } from "pino";
 import { envelope, envelopeHeaderBytes, unwrapEnvelope } from "../rpc/grpc-wire.js";
 import { toFetchHeaders } from "./fetch-headers.js";
+import { invalidRequestMessage } from "./parse-errors.js";
 import type { ServiceRegistration } from "./service-registration.js";
 
 export interface GrpcUnaryHandlerOptions {
@@ -306,7 +307,7 @@ function parseInput(method: UnaryMethod, bytes: Uint8Array): Message {
     if (error instanceof ConnectError && error.code !== Code.Internal) throw error;
     const reason = error instanceof ConnectError ? error.rawMessage : String(error);
     throw new ConnectError(
-      `request is not a valid ${method.spec.method.input.typeName}: ${reason.replace(/^parse binary: /, "")}`,
+      invalidRequestMessage(method.spec.method.input.typeName, reason),
       Code.InvalidArgument,
     );
   }
