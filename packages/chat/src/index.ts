@@ -1,13 +1,7 @@
 /** The system Chromium the browser tool drives (also what the console browser tests launch). */
 export { findChromium } from "./agents/browser.js";
 export { runInSandbox, type SandboxLimits, type SandboxResult } from "./agents/code-sandbox.js";
-export { type AgentConfig, loadAgentConfig } from "./host/agent-config.js";
-export {
-  chatMountPrefix,
-  type StartAgentServiceOptions,
-  startAgentService,
-} from "./host/agent-service.js";
-export { chatDescriptionPath, chatOpenApiDocument } from "./host/chat-description.js";
+export { type AgentConfig, loadAgentConfig } from "./config/chat-config.js";
 export { type Budget, defaultBudgets } from "./kernel/budget.js";
 export { createKernel, type KernelOptions } from "./kernel/kernel.js";
 export {
@@ -36,6 +30,8 @@ export {
   type MemoryGatewayOptions,
 } from "./memory/memory-gateway.js";
 export type { ChatRequest } from "./router/chat-request.js";
+export type { ChatResponse } from "./router/chat-response.js";
+export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
 export { type BusyPolicy, busyPolicies } from "./runs/run-manager.js";
 export {
   type RunRecord,
@@ -43,8 +39,12 @@ export {
   type RunStore,
   runStatuses,
 } from "./runs/run-store.js";
-export type { ChatResponse } from "./router/chat-response.js";
-export { type ChatRouterOptions, createChatRouter } from "./router/chat-router.js";
+export { chatDescriptionPath, chatOpenApiDocument } from "./service/chat-description.js";
+export {
+  chatMountPrefix,
+  type StartAgentServiceOptions,
+  startAgentService,
+} from "./service/start-chat-service.js";
 export {
   chatMigrationsDir,
   createSqlTraceStore,

@@ -17,13 +17,13 @@ import {
   startService,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
+import { loadAgentConfig } from "../config/chat-config.js";
 import { createKernel } from "../kernel/kernel.js";
 import { createLlmClient } from "../llm/llm-client.js";
 import { createMemoryGateway } from "../memory/memory-gateway.js";
 import { createChatRouter } from "../router/chat-router.js";
 import { chatMigrationsDir, createSqlTraceStore } from "../trace/sql-trace-store.js";
 import { createTraceBus } from "../trace/trace-bus.js";
-import { loadAgentConfig } from "./agent-config.js";
 import { chatMountPrefix, registerChatDescription } from "./chat-description.js";
 import { refuseOpenListener } from "./open-listener.js";
 

@@ -9,7 +9,7 @@ import { EventSource } from "eventsource";
 import { startFakeMemory } from "../testing/memory-server.js";
 import { startScriptedLlm } from "../testing/scripted-llm.js";
 import type { TraceEvent } from "../trace/trace-event.js";
-import { startAgentService } from "./agent-service.js";
+import { startAgentService } from "./start-chat-service.js";
 
 async function chatThroughHost(t: TestContext, extraEnv: Record<string, string>): Promise<string> {
   const llm = await startScriptedLlm((req) =>

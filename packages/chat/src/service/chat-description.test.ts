@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createLogger } from "@atrium/kit";
-import { startAgentService } from "./agent-service.js";
 import { chatDescriptionPath, chatOpenApiDocument } from "./chat-description.js";
+import { startAgentService } from "./start-chat-service.js";
 
 const committedPath = new URL("../../../../openapi/chat.openapi.json", import.meta.url);
 
