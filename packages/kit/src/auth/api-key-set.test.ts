@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { Code } from "../errors.js";
 import { eventually } from "../testing/eventually.js";
-import { apiKeyRejection, createApiKeySet } from "./api-key-set.js";
+import { apiKeyAuthenticator, apiKeyRejection, createApiKeySet } from "./api-key-set.js";
+import type { AuthenticationError } from "./authentication-error.js";
 
 test("keys from the environment and from files; comments, commas and padding", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), "api-keys-"));
@@ -64,4 +65,26 @@ test("missing is 401 everywhere; wrong is what the service's contract says", () 
   assert.equal(apiKeyRejection("missing", Code.PermissionDenied)?.code, Code.Unauthenticated);
   assert.equal(apiKeyRejection("wrong", Code.PermissionDenied)?.code, Code.PermissionDenied);
   assert.equal(apiKeyRejection("wrong", Code.Unauthenticated)?.code, Code.Unauthenticated);
+});
+
+test("the Bearer form is read only where the service accepts it, and X-API-Key goes first", async () => {
+  const keys = createApiKeySet({ keys: ["the-key"], files: [], reloadMs: 0 });
+  const verdict = async (acceptBearer: boolean, headers: Record<string, string>) => {
+    const check = apiKeyAuthenticator({ keys, wrongKey: Code.Unauthenticated, acceptBearer });
+    try {
+      await check.authenticate({ headers: new Headers(headers), clientCertificateVerified: false });
+      return "ok";
+    } catch (error) {
+      return (error as AuthenticationError).rawMessage;
+    }
+  };
+  assert.equal(await verdict(true, { authorization: " Bearer the-key " }), "ok");
+  assert.equal(await verdict(true, { authorization: "Bearer other" }), "invalid API key");
+  assert.equal(await verdict(true, { authorization: "JWT the-key" }), "missing API key");
+  assert.equal(
+    await verdict(true, { "x-api-key": "other", authorization: "Bearer the-key" }),
+    "invalid API key",
+  );
+  assert.equal(await verdict(false, { authorization: "Bearer the-key" }), "X-API-Key is required");
+  assert.equal(await verdict(false, { "x-api-key": "the-key" }), "ok");
 });

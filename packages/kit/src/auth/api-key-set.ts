@@ -35,8 +35,9 @@ export function parseKeyFile(text: string): string[] {
 }
 
 /**
- * The one API-key set of the platform (the broker's and the gateway's inbound keys): several
- * keys, file-backed ones rotated without a restart, compared by digest in constant time.
+ * The one API-key set of the platform (the broker's and the gateway's inbound keys, the memory
+ * service's one key): several keys, file-backed ones rotated without a restart, compared by
+ * digest in constant time.
  */
 export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
   const fromEnv = options.keys.map(apiKeyDigest);
@@ -88,6 +89,12 @@ export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
   };
 }
 
+/** How a refusal names what was expected: X-API-Key alone, or a key in either header. */
+const refusals = {
+  header: { missing: "X-API-Key is required", wrong: "X-API-Key is not valid" },
+  headerOrBearer: { missing: "missing API key", wrong: "invalid API key" },
+};
+
 /**
  * The answer to a refused key, decided here for every service: a missing key is 401
  * Unauthenticated everywhere; a wrong key is 401 on the broker and the memory service and 403
@@ -96,32 +103,48 @@ export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
 export function apiKeyRejection(
   verdict: KeyVerdict,
   wrongKey: Code.Unauthenticated | Code.PermissionDenied,
+  acceptsBearer = false,
 ): AuthenticationError | undefined {
   if (verdict === "ok") return undefined;
+  const say = acceptsBearer ? refusals.headerOrBearer : refusals.header;
   return verdict === "missing"
-    ? new AuthenticationError("api_key", "X-API-Key is required")
-    : new AuthenticationError("api_key", "X-API-Key is not valid", wrongKey);
+    ? new AuthenticationError("api_key", say.missing)
+    : new AuthenticationError("api_key", say.wrong, wrongKey);
 }
 
 export interface ApiKeyAuthenticatorOptions {
   keys: ApiKeySet;
   /** A wrong key's answer (a missing one is 401 everywhere); see `apiKeyRejection`. */
   wrongKey: Code.Unauthenticated | Code.PermissionDenied;
+  /**
+   * Also take the key as `Authorization: Bearer <key>` when X-API-Key is absent (the memory
+   * service's contract); the broker and the gateway read X-API-Key only.
+   */
+  acceptBearer?: boolean;
   /** What the service leaves open; everything else needs a key. */
   exempt?: AuthExemptions;
 }
 
+const bearerPattern = /^Bearer\s+(\S+)$/i;
+
 /**
  * The service's one key check: the host runs it once per request, before routing on REST and
- * as an interceptor on gRPC, with `X-API-Key` and the same exemptions on both.
+ * as an interceptor on gRPC, with the same headers and the same exemptions on both.
  */
 export function apiKeyAuthenticator(options: ApiKeyAuthenticatorOptions): Authenticator {
   const { keys, wrongKey } = options;
+  const acceptBearer = options.acceptBearer ?? false;
   const exempt = options.exempt ? createExemption(options.exempt) : () => false;
+  const presentedKey = (headers: Headers) => {
+    const header = normalizeApiKey(headers.get("x-api-key"));
+    if (header !== undefined || !acceptBearer) return header;
+    return bearerPattern.exec(normalizeApiKey(headers.get("authorization")) ?? "")?.[1];
+  };
   return {
     async authenticate(request) {
       if (exempt(request)) return undefined;
-      const rejection = apiKeyRejection(keys.check(request.headers.get("x-api-key")), wrongKey);
+      const verdict = keys.check(presentedKey(request.headers));
+      const rejection = apiKeyRejection(verdict, wrongKey, acceptBearer);
       if (rejection) throw rejection;
       return undefined;
     },

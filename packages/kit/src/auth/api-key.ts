@@ -1,5 +1,4 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { AuthenticationError } from "./authentication-error.js";
 
 /**
  * The one normalisation of a presented or configured API key: surrounding whitespace is no part
@@ -29,23 +28,4 @@ export function matchesApiKey(presented: string, digests: readonly Buffer[]): bo
   let match = false;
   for (const digest of digests) match = timingSafeEqual(candidate, digest) || match;
   return match;
-}
-
-function presentedKey(headers: Headers): string | undefined {
-  const header = normalizeApiKey(headers.get("x-api-key"));
-  if (header) return header;
-  const match = /^Bearer\s+(\S+)$/i.exec(normalizeApiKey(headers.get("authorization")) ?? "");
-  return match?.[1];
-}
-
-/** Checks `X-API-Key: K` or `Authorization: Bearer K` against the one shared key. */
-export function createApiKeyCheck(apiKey: string): (headers: Headers) => void {
-  const expected = [apiKeyDigest(apiKey)];
-  return (headers) => {
-    const presented = presentedKey(headers);
-    if (presented === undefined) throw new AuthenticationError("api_key", "missing API key");
-    if (!matchesApiKey(presented, expected)) {
-      throw new AuthenticationError("api_key", "invalid API key");
-    }
-  };
 }

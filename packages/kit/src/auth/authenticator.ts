@@ -1,4 +1,5 @@
-import { createApiKeyCheck } from "./api-key.js";
+import { Code } from "../errors.js";
+import { apiKeyAuthenticator, createApiKeySet } from "./api-key-set.js";
 import { AuthenticationError } from "./authentication-error.js";
 import type { Authenticator } from "./identity.js";
 import { createJwtCheck, type JwtOptions } from "./jwt.js";
@@ -19,14 +20,22 @@ export function authEnabled(options: AuthenticatorOptions): boolean {
 
 /** Runs the enabled checks in the spec's order (mTLS, API key, JWT); all must pass. */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const checkApiKey = options.apiKey ? createApiKeyCheck(options.apiKey) : undefined;
+  // The platform's one key check, with memory's contract: the key may come as a Bearer token,
+  // and a wrong one is 401 like a missing one.
+  const checkApiKey = options.apiKey
+    ? apiKeyAuthenticator({
+        keys: createApiKeySet({ keys: [options.apiKey], files: [], reloadMs: 0 }),
+        wrongKey: Code.Unauthenticated,
+        acceptBearer: true,
+      })
+    : undefined;
   const checkJwt = options.jwt ? createJwtCheck(options.jwt) : undefined;
   return {
     async authenticate(request) {
       if (options.mtls && !request.clientCertificateVerified) {
         throw new AuthenticationError("mtls", "verified client certificate required");
       }
-      checkApiKey?.(request.headers);
+      await checkApiKey?.authenticate(request);
       return checkJwt ? await checkJwt(request.headers) : undefined;
     },
   };
