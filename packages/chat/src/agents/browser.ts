@@ -39,7 +39,9 @@ async function openInChromium(
   url: string,
   policy: UrlPolicy,
   timeoutMs: number,
+  signal: AbortSignal,
 ): Promise<ReadablePage> {
+  signal.throwIfAborted();
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({
     executablePath,
@@ -48,7 +50,11 @@ async function openInChromium(
     args: ["--no-sandbox", "--disable-dev-shm-usage"],
     timeout: timeoutMs,
   });
+  // A cancelled step closes its browser at once; the navigation in flight then fails.
+  const close = () => void browser.close().catch(() => undefined);
+  signal.addEventListener("abort", close, { once: true });
   try {
+    signal.throwIfAborted();
     const context = await browser.newContext({ javaScriptEnabled: true });
     // Every request the page makes is held to the same policy as the page itself.
     await context.route("**/*", (route) =>
@@ -60,6 +66,7 @@ async function openInChromium(
     const readable = extractReadable(html, page.url());
     return { ...readable, title: (await page.title()) || readable.title };
   } finally {
+    signal.removeEventListener("abort", close);
     await browser.close();
   }
 }
@@ -99,10 +106,11 @@ export function createBrowser(options: BrowserOptions): SubAgent {
           if (executable) {
             try {
               return {
-                ...(await openInChromium(executable, url, options.policy, timeoutMs)),
+                ...(await openInChromium(executable, url, options.policy, timeoutMs, step.signal)),
                 via: "chromium" as const,
               };
             } catch (error) {
+              step.signal.throwIfAborted();
               reason = `Chromium failed: ${(error as Error).message.split("\n")[0]}`;
             }
           }

@@ -198,3 +198,14 @@ test("an error whose message never ends to compute is a time-out, not a crash", 
   assert.equal(r.ok, false);
   assert.match(r.error ?? "", /timed out after 500 ms/);
 });
+
+test("an aborted signal terminates the worker at once", async () => {
+  const abort = new AbortController();
+  const started = performance.now();
+  const running = runInSandbox("for (;;) {}", { timeoutMs: 30_000, signal: abort.signal });
+  setTimeout(() => abort.abort(), 100);
+  const r = await running;
+  assert.equal(r.ok, false);
+  assert.equal(r.error, "the run was cancelled");
+  assert.ok(performance.now() - started < 2000, "well before the 30 s limit");
+});

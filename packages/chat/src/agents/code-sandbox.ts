@@ -9,6 +9,11 @@ export interface SandboxLimits {
   maxOutputChars?: number;
 }
 
+export interface SandboxRunOptions extends SandboxLimits {
+  /** Terminates the worker at once (a cancelled step). */
+  signal?: AbortSignal;
+}
+
 export interface SandboxResult {
   ok: boolean;
   /** What the code printed with console.*, one line per call. */
@@ -43,7 +48,7 @@ const killGraceMs = 100;
  * the wasm memory and is terminated when the deadline passes in a call QuickJS cannot
  * interrupt, so a runaway run never holds the host's event loop.
  */
-export function runInSandbox(code: string, limits: SandboxLimits = {}): Promise<SandboxResult> {
+export function runInSandbox(code: string, limits: SandboxRunOptions = {}): Promise<SandboxResult> {
   const timeoutMs = limits.timeoutMs ?? 5000;
   const memoryMb = limits.memoryMb ?? 64;
   const started = performance.now();
@@ -70,6 +75,7 @@ export function runInSandbox(code: string, limits: SandboxLimits = {}): Promise<
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      limits.signal?.removeEventListener("abort", cancelled);
       void worker.terminate();
       const { timedOut, outOfMemory, ...result } = report;
       if (timedOut) result.error = `timed out after ${timeoutMs} ms`;
@@ -80,6 +86,11 @@ export function runInSandbox(code: string, limits: SandboxLimits = {}): Promise<
       () => settle({ ok: false, output: "", timedOut: true }),
       timeoutMs + killGraceMs,
     );
+    function cancelled() {
+      settle({ ok: false, output: "", error: "the run was cancelled" });
+    }
+    if (limits.signal?.aborted) cancelled();
+    else limits.signal?.addEventListener("abort", cancelled, { once: true });
     worker.once("message", settle);
     worker.once("error", (error: Error & { code?: string }) =>
       settle(

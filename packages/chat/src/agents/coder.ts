@@ -53,7 +53,7 @@ export function createCoder(options: CoderOptions = {}): SubAgent {
           "coder",
           "sandbox.run",
           { code },
-          () => runInSandbox(code, options.sandbox),
+          () => runInSandbox(code, { ...options.sandbox, signal: step.signal }),
           describe,
         );
       const given = codeBlockIn(step.task);

@@ -345,7 +345,7 @@ test("a resumed step sends the approved draft without observing, routing or draf
   assert.equal(memory.sessions.length, contextReads, "memory is not read again");
   const events = await h.bus.history("wf_kernel", "step_resumed");
   assert.deepEqual(tools(events), ["webhook.send"]);
-  assert.equal(events[0].data.phase, "resume");
+  assert.match(String(events[0].data.thought), /^continuing communicator where the step paused/);
   assert.deepEqual(output.metadata.tokens, paused.output.metadata.tokens, "tokens carried over");
 
   await assert.rejects(

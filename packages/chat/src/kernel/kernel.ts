@@ -263,8 +263,8 @@ export function createKernel(options: KernelOptions): ChatKernel {
           start = resumed.index;
           await think(
             step,
-            "resume",
-            `resuming ${resumed.role} where the step paused, with ${resumed.earlier.length - 1} earlier runs and ${resumed.usage.total_tokens} tokens already spent`,
+            "decide",
+            `continuing ${resumed.role} where the step paused, with ${resumed.earlier.length - 1} earlier runs and ${resumed.usage.total_tokens} tokens already spent`,
           );
         } else {
           step.memory = await observe(step);

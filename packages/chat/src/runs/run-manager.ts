@@ -238,7 +238,9 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     const onCallerGone = () => abort.abort(new RunCancelled("the client disconnected"));
     signal?.addEventListener("abort", onCallerGone, { once: true });
     if (signal?.aborted) onCallerGone();
-    const trace = gatedTrace(bus.forStep(workflowId, stepId));
+    const ending = bus.forStep(workflowId, stepId);
+    // The kernel's emitter closes before the step's last events, which go out through `ending`.
+    const trace = gatedTrace(ending);
     let lost = false;
     const heartbeat = setInterval(() => {
       store.renew(workflowId, stepId, hostId, leaseMs).then(
@@ -288,10 +290,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         if (abort.signal.aborted && abort.signal.reason instanceof RunCancelled) throw error;
         onError(error, "kernel");
         const message = error instanceof Error ? error.message : String(error);
-        await trace.emit("error", { message });
+        trace.close();
+        await ending.emit("error", { message });
         await finish({ status: "failed", reason: message });
         // Streams following this step would otherwise wait for the inactivity timeout.
-        await trace.emit("step_complete", { summary: "", status: "failure" });
+        await ending.emit("step_complete", { summary: "", status: "failure" });
         throw new RunKernelError(error);
       }
       if (abort.signal.aborted && abort.signal.reason instanceof RunCancelled) {
@@ -315,14 +318,16 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         checkpoint: output.status === "yield" ? (output.metadata.checkpoint ?? null) : undefined,
         reason: output.status === "failure" ? response.answer.slice(0, 500) : undefined,
       });
-      await trace.emit("step_complete", { summary: response.answer, status: output.status });
+      trace.close();
+      await ending.emit("step_complete", { summary: response.answer, status: output.status });
       return { run: (await store.get(workflowId, stepId)) ?? run, response };
     } catch (error) {
       if (!(error instanceof RunCancelled)) throw error;
       const summary = `cancelled: ${error.message}`;
       const response: RunResponse = { status: "failure", answer: summary, sources: [], tokens: {} };
+      trace.close();
       await finish({ status: "cancelled", response, reason: error.message });
-      await trace.emit("step_complete", { summary, status: "failure" });
+      await ending.emit("step_complete", { summary, status: "failure" });
       return { run: (await store.get(workflowId, stepId)) ?? run, response };
     } finally {
       trace.close();
@@ -396,14 +401,22 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         JSON.stringify({ workflow_id: workflowId, step_id: stepId, reason }),
       );
     }
-    // The owner records the end; without pub/sub its next heartbeat reads the request.
+    // Without pub/sub the owner's next heartbeat reads the request. Answered once the owner has
+    // recorded the end and its step_complete is in the history, so that the trace is complete.
     const deadline = Date.now() + leaseMs + 2 * heartbeatMs;
     for (;;) {
       const now = await store.get(workflowId, stepId);
-      if (now?.status !== "running" || Date.now() > deadline) return now ?? run;
+      if (Date.now() > deadline) return now ?? run;
+      if (now?.status !== "running" && (await traceEnded(workflowId, stepId))) return now ?? run;
       await sleep(20);
     }
   }
+
+  const traceEnded = (workflowId: string, stepId: string) =>
+    bus.history(workflowId, stepId).then(
+      (events) => events.at(-1)?.type === "step_complete",
+      () => false,
+    );
 
   return {
     hostId,
