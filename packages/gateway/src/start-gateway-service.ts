@@ -2,6 +2,7 @@ import { gatewayV1 } from "@atrium/api";
 import {
   type ApiKeySet,
   ConfigError,
+  connectionsPerClient,
   createApiKeySet,
   createLogger,
   createServiceHost,
@@ -52,8 +53,7 @@ export async function startGatewayService(
     keys: config.apiKeys,
     files: config.apiKeyFiles,
     reloadMs: config.apiKeyReloadMs,
-    onReloadError: (file) =>
-      logger.warn({ file }, "API key file could not be re-read; keeping its previous keys"),
+    logger,
   });
   if (config.requireApiKey) {
     try {
@@ -128,6 +128,7 @@ async function serve(
   let consoleServed = false;
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
+    limits: { connectionsPerClient: connectionsPerClient(options.env) },
     requestLogLevel: requestLogLevel(options.env),
     name: "gateway",
     logger,

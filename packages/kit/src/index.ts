@@ -177,6 +177,7 @@ export {
   forwardedCallerKey,
 } from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
+export { connectionsPerClient } from "./server/connection-limit.js";
 export { toFetchHeaders } from "./server/fetch-headers.js";
 export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js";
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";

@@ -5,6 +5,7 @@ import {
   AtriumError,
   apiKeyAuthenticator,
   Code,
+  connectionsPerClient,
   createApiKeySet,
   createLogger,
   createServiceHost,
@@ -143,8 +144,7 @@ async function start(
     keys: config.apiKeys,
     files: config.apiKeyFiles,
     reloadMs: config.apiKeyReloadMs,
-    onReloadError: (file) =>
-      logger.warn({ file }, "API key file could not be re-read; keeping the previous keys"),
+    logger,
   });
   try {
     await apiKeys.load();
@@ -160,6 +160,7 @@ async function start(
 
   const host = createServiceHost({
     shutdownGraceMs: shutdownGraceMs(options.env),
+    limits: { connectionsPerClient: connectionsPerClient(options.env) },
     requestLogLevel: requestLogLevel(options.env),
     name: "broker",
     logger,

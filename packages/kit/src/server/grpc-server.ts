@@ -21,6 +21,7 @@ import {
   callerAddressKey,
   forwardedCallerKey,
 } from "./caller-address.js";
+import { exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import {
   authenticateCalls,
@@ -128,6 +129,11 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         allowHTTP1: true,
       })
     : http2.createServer();
+  limitConnectionsPerClient(server, {
+    perClient: limits.connectionsPerClient,
+    exempt: exemptLoopback,
+    onRefused: (address) => logger.debug({ callerAddress: address }, "connection over the limit"),
+  });
   server.on("request", (request, response) => {
     drainUnreadBody(request, response);
     connectHandler(request, response);

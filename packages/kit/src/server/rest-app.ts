@@ -9,6 +9,7 @@ import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
+import { exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
 import { toFetchHeaders } from "./fetch-headers.js";
 import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
@@ -98,6 +99,11 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
         }
       : { http }),
   }) as unknown as FastifyInstance;
+  limitConnectionsPerClient(app.server, {
+    perClient: limits.connectionsPerClient,
+    exempt: exemptLoopback,
+    onRefused: (address) => logger.debug({ callerAddress: address }, "connection over the limit"),
+  });
 
   const isOpen = (request: FastifyRequest) =>
     request.routeOptions.url !== undefined && openRoutes.has(request.routeOptions.url);

@@ -1,3 +1,5 @@
+import { defaultConnectionsPerClient } from "./connection-limit.js";
+
 /**
  * The limits every transport of a service host applies (REST, and gRPC, gRPC-Web and Connect on
  * the HTTP/2 port), declared here once so that no transport is a way around another's.
@@ -15,6 +17,11 @@ export interface TransportLimits {
    * is answered 408 / DEADLINE_EXCEEDED and its connection or stream closed.
    */
   bodyReadTimeoutMs: number;
+  /**
+   * Connections one client address may hold open at once on each port (connection-limit.ts;
+   * loopback exempt); 0 for no limit.
+   */
+  connectionsPerClient: number;
 }
 
 export const defaultTransportLimits: Readonly<TransportLimits> = Object.freeze({
@@ -23,6 +30,7 @@ export const defaultTransportLimits: Readonly<TransportLimits> = Object.freeze({
   // Node's own HTTP/1 default (--max-http-header-size), kept so REST answers as it always has.
   headerBytes: 16 * 1024,
   bodyReadTimeoutMs: 30_000,
+  connectionsPerClient: defaultConnectionsPerClient,
 });
 
 /** The defaults with what a host overrides. */

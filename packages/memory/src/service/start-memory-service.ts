@@ -2,6 +2,7 @@ import { memoryV1 } from "@atrium/api";
 import {
   authConfigFromEnv,
   authEnabled,
+  connectionsPerClient,
   createAuthenticator,
   createBlobStore,
   createCache,
@@ -281,6 +282,7 @@ export async function startMemoryService(
     });
     const host = createServiceHost({
       shutdownGraceMs: shutdownGraceMs(options.env),
+      limits: { connectionsPerClient: connectionsPerClient(options.env) },
       requestLogLevel: requestLogLevel(options.env),
       name: "memory",
       logger,

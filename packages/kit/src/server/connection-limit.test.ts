@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import {
+  connectionsPerClient,
+  exemptLoopback,
+  limitConnectionsPerClient,
+} from "./connection-limit.js";
+
+/** A client socket, and whether the server has closed it on us. */
+async function dial(port: number) {
+  const socket = connect(port, "127.0.0.1");
+  socket.on("error", () => {});
+  await once(socket, "connect");
+  const state = { socket, closed: false };
+  socket.on("close", () => {
+    state.closed = true;
+  });
+  return state;
+}
+
+test("a client's connections over the limit are closed; one freed makes room again", async (t) => {
+  const refused: string[] = [];
+  const server = createServer((socket: Socket) => socket.on("error", () => {}));
+  limitConnectionsPerClient(server, { perClient: 2, onRefused: (a) => refused.push(a) });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  t.after(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const first = await dial(port);
+  const second = await dial(port);
+  const third = await dial(port);
+  await sleep(100);
+  assert.deepEqual(
+    [first.closed, second.closed, third.closed],
+    [false, false, true],
+    "the third connection is closed",
+  );
+  assert.deepEqual(refused, ["127.0.0.1"]);
+  first.socket.destroy();
+  await sleep(100);
+  const fourth = await dial(port);
+  await sleep(100);
+  assert.equal(fourth.closed, false, "a freed connection makes room");
+  for (const c of [second, fourth]) c.socket.destroy();
+});
+
+test("exempt addresses and a limit of 0 are not limited", async (t) => {
+  for (const options of [{ perClient: 1, exempt: exemptLoopback }, { perClient: 0 }]) {
+    const server = createServer((socket: Socket) => socket.on("error", () => {}));
+    limitConnectionsPerClient(server, options);
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    t.after(() => server.close());
+    const { port } = server.address() as AddressInfo;
+    const clients = [await dial(port), await dial(port), await dial(port)];
+    await sleep(100);
+    assert.deepEqual(
+      clients.map((c) => c.closed),
+      [false, false, false],
+    );
+    for (const c of clients) c.socket.destroy();
+  }
+  assert.equal(exemptLoopback("::ffff:127.0.0.1"), true);
+  assert.equal(exemptLoopback("203.0.113.9"), false);
+});
+
+test("MAX_CONNECTIONS_PER_CLIENT sets the limit: 256 by default, 0 turns it off", () => {
+  assert.equal(connectionsPerClient({}), 256);
+  assert.equal(connectionsPerClient({ MAX_CONNECTIONS_PER_CLIENT: "0" }), 0);
+  assert.equal(connectionsPerClient({ MAX_CONNECTIONS_PER_CLIENT: "32" }), 32);
+  assert.throws(
+    () => connectionsPerClient({ MAX_CONNECTIONS_PER_CLIENT: "-1" }),
+    /MAX_CONNECTIONS_PER_CLIENT/,
+  );
+});
