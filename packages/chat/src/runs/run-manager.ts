@@ -217,6 +217,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     Math.max(Math.floor(leaseMs / 2), 10),
   );
   expiry.unref();
+  void expireLeases().catch((error) => onError(error, "lease expiry"));
 
   async function endWithoutRun(run: RunRecord, summary: string): Promise<void> {
     const trace = bus.forStep(run.workflow_id, run.step_id);
