@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { splitEnvList } from "../config/env-values.js";
 import type { Code } from "../errors.js";
+import type { Logger } from "../logger/logger.js";
 import { apiKeyDigest, matchesApiKey, normalizeApiKey } from "./api-key.js";
 import { type AuthExemptions, createExemption } from "./auth-exemptions.js";
 import { AuthenticationError } from "./authentication-error.js";
@@ -13,8 +14,8 @@ export interface ApiKeySetOptions {
   files: string[];
   /** How often the files are looked at; a file is re-read when its modification time changed. */
   reloadMs: number;
-  /** A file that cannot be re-read keeps its previous keys; the caller logs why. */
-  onReloadError?: (file: string, error: unknown) => void;
+  /** Told (with the file, never a key) when a file cannot be re-read and keeps its previous keys. */
+  logger?: Pick<Logger, "warn">;
 }
 
 /** What a presented key is: absent (or blank), one of the set, or not. */
@@ -61,7 +62,12 @@ export function createApiKeySet(options: ApiKeySetOptions): ApiKeySet {
   async function reload(): Promise<void> {
     for (const file of options.files) {
       // Keep the last good keys: a half-written or vanished file must not lock everyone out.
-      await read(file, false).catch((error) => options.onReloadError?.(file, error));
+      await read(file, false).catch(() =>
+        options.logger?.warn(
+          { file },
+          "API key file could not be re-read; keeping its previous keys",
+        ),
+      );
     }
     collect();
   }
