@@ -165,8 +165,8 @@ export function traceHttpServer(server: Server, tracerName: string): void {
       setImmediate(() => span.end());
     });
     const active = trace.setSpan(parent, span);
+    // A body's handler runs from the request's "end" event, outside this call.
     context.bind(active, request as EventEmitter);
-    context.bind(active, response as EventEmitter);
     context.with(active, () => {
       for (const listener of listeners) listener.call(server, request, response);
     });
