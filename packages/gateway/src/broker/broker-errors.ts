@@ -26,12 +26,12 @@ export function fromBrokerGrpcError(error: ConnectError): AtriumError {
     cause: error,
     retryAfterSeconds: retryAfterSeconds(error.metadata.get("retry-after")),
   };
-  const fixed = fixedErrorFrom(error, options);
-  if (fixed) return fixed;
+  // First: the broker refusing the gateway itself (its key, or its address: ipNotAllowed) is
+  // the gateway's fault, not its caller's.
   if (error.code === Code.Unauthenticated || error.code === Code.PermissionDenied) {
     return brokerRejectedGateway(error);
   }
-  return new AtriumError(error.code, error.rawMessage, options);
+  return fixedErrorFrom(error, options) ?? new AtriumError(error.code, error.rawMessage, options);
 }
 
 /**
