@@ -1,4 +1,11 @@
-import type { ChatRequest, ChatResponse, TraceEvent } from "./chat-types.js";
+import type {
+  ChatRequest,
+  ChatResponse,
+  ChatResumeRequest,
+  ChatRun,
+  ChatRunAccepted,
+  TraceEvent,
+} from "./chat-types.js";
 import { createHttpClient, type FetchLike } from "./http-client.js";
 import { followTrace, type TraceStreamOptions } from "./trace-stream.js";
 
@@ -19,7 +26,29 @@ export interface ChatClient {
     options?: TraceStreamOptions,
   ): AsyncGenerator<TraceEvent, void, undefined>;
   history(workflowId: string, stepId: string): Promise<TraceEvent[]>;
+  /** Starts a message in the background: answers at once with the step's ids (HTTP 202). */
+  start(request: ChatRequest): Promise<ChatRunAccepted>;
+  /** The step's run: status, pause, pending, last answer. */
+  run(workflowId: string, stepId: string): Promise<ChatRun>;
+  /** Resumes a yielded step with what it waits for and waits for its answer. */
+  resume(
+    workflowId: string,
+    stepId: string,
+    resume: ChatResumeRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<ChatResponse>;
+  /** Resumes a yielded step in the background (HTTP 202). */
+  resumeInBackground(
+    workflowId: string,
+    stepId: string,
+    resume: ChatResumeRequest,
+  ): Promise<ChatRunAccepted>;
+  /** Stops a queued, running or yielded step on whichever host runs it; the run afterwards. */
+  cancel(workflowId: string, stepId: string): Promise<ChatRun>;
 }
+
+const runPath = (workflowId: string, stepId: string) =>
+  `chat/runs/${encodeURIComponent(workflowId)}/${encodeURIComponent(stepId)}`;
 
 export function createChatClient(options: ChatClientOptions): ChatClient {
   const http = createHttpClient(options);
@@ -34,5 +63,17 @@ export function createChatClient(options: ChatClientOptions): ChatClient {
       );
       return result.events ?? [];
     },
+    start: (request) => http.json("POST", "chat/runs", { body: request }),
+    run: (workflowId, stepId) => http.json("GET", runPath(workflowId, stepId)),
+    resume: (workflowId, stepId, resume, call) =>
+      http.json("POST", `${runPath(workflowId, stepId)}/resume`, {
+        body: resume,
+        signal: call?.signal,
+      }),
+    resumeInBackground: (workflowId, stepId, resume) =>
+      http.json("POST", `${runPath(workflowId, stepId)}/resume`, {
+        body: { ...resume, background: true },
+      }),
+    cancel: (workflowId, stepId) => http.json("POST", `${runPath(workflowId, stepId)}/cancel`),
   };
 }

@@ -7,6 +7,8 @@ export interface ChatRequest {
   agent_id?: string;
   system_prompt?: string;
   context?: Record<string, unknown>;
+  /** While another step of the workflow runs: `reject` (409, default), `enqueue`, `interrupt`. */
+  on_busy?: "reject" | "enqueue" | "interrupt";
 }
 
 export interface ChatSource {
@@ -45,4 +47,41 @@ export interface TraceEvent {
   data: Record<string, unknown>;
   /** Per-workflow sequence number; the SSE id, so a stream resumes after it. */
   seq?: number;
+}
+
+/** Where a step is in its life (docs/chat.md, Run lifecycle). */
+export type ChatRunStatus = "queued" | "running" | "yielded" | "completed" | "failed" | "cancelled";
+
+/** The answer of a background start or resume (HTTP 202). */
+export interface ChatRunAccepted {
+  workflow_id: string;
+  step_id: string;
+  status: ChatRunStatus;
+}
+
+/** A step's run as GET /chat/runs/{workflow_id}/{step_id} shows it. */
+export interface ChatRun extends ChatRunAccepted {
+  /** How many times the step paused; a resume may name the pause it answers. */
+  pause: number;
+  /** When yielded: what the step waits for. */
+  pending?: ChatResponse["pending"];
+  /** Why it failed or was cancelled. */
+  reason?: string;
+  /** The step's last answer (at its end or last pause). */
+  response?: Pick<ChatResponse, "status" | "answer" | "sources" | "tokens" | "pending">;
+  host: string | null;
+  cancel_requested: boolean;
+  lease_expires_at?: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What a resume supplies for what the yielded step waits for. */
+export interface ChatResumeRequest {
+  /** The pause answered (ChatRun.pause); a stale one is refused with 409. */
+  pause?: number;
+  approval?: "approve" | "deny";
+  /** The broker connection a `credentials` item asks for. */
+  connection_id?: string;
+  context?: Record<string, unknown>;
 }
