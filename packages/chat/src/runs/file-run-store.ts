@@ -15,7 +15,8 @@ const isoIn = (ms: number) => new Date(Date.now() + ms).toISOString();
  * Run state of one host in JSON files, `{dir}/{workflow_id}/{step_id}.json`, beside the trace
  * files. The process holding the directory is the only writer, so a transition is a check and a
  * change in one synchronous turn, then written (to a temporary file renamed over the old one,
- * so a crash leaves the old state or the new one). Every run is read into memory at first use.
+ * so a crash leaves the old state or the new one). The runs that have not ended are read into
+ * memory at first use and kept there until they end; an ended run is read from its file.
  */
 export function createFileRunStore(dir: string): RunStore {
   const runs = new Map<string, RunRecord>();
@@ -42,7 +43,7 @@ export function createFileRunStore(dir: string): RunStore {
           const run = JSON.parse(
             await readFile(`${dir}${sep}${workflowId}${sep}${file}`, "utf8"),
           ) as RunRecord;
-          if (!runs.has(key(run.workflow_id, run.step_id)))
+          if (!isFinal(run.status) && !runs.has(key(run.workflow_id, run.step_id)))
             runs.set(key(run.workflow_id, run.step_id), run);
         } catch {
           // A file cut short by a crash before its rename never replaced a good one.
@@ -50,6 +51,25 @@ export function createFileRunStore(dir: string): RunStore {
       }
     }
   }
+  /** A run in memory, or an ended one from its file. */
+  async function find(workflowId: string, stepId: string): Promise<RunRecord | undefined> {
+    const run = runs.get(key(workflowId, stepId));
+    if (run) return { ...run };
+    await writes.get(key(workflowId, stepId));
+    try {
+      return JSON.parse(
+        await readFile(`${dir}${sep}${workflowId}${sep}${stepId}.json`, "utf8"),
+      ) as RunRecord;
+    } catch {
+      return undefined;
+    }
+  }
+  /** Writes the run and, once it has ended, keeps it on disk only. */
+  async function saveAndSettle(run: RunRecord): Promise<void> {
+    if (isFinal(run.status)) runs.delete(key(run.workflow_id, run.step_id));
+    await save(run);
+  }
+
   const ready = () => {
     loaded ??= load();
     return loaded;
@@ -123,8 +143,7 @@ export function createFileRunStore(dir: string): RunStore {
     },
     async get(workflowId, stepId) {
       await ready();
-      const run = runs.get(key(workflowId, stepId));
-      return run ? { ...run } : undefined;
+      return find(workflowId, stepId);
     },
     async running(workflowId) {
       await ready();
@@ -134,7 +153,7 @@ export function createFileRunStore(dir: string): RunStore {
     async claimQueued(workflowId, stepId, owner, leaseMs) {
       await ready();
       const run = runs.get(key(workflowId, stepId));
-      if (run?.status !== "queued") return { stale: run ? { ...run } : undefined };
+      if (run?.status !== "queued") return { stale: await find(workflowId, stepId) };
       if (runningOf(workflowId)) return { busy: true };
       for (const other of runs.values()) {
         const older =
@@ -150,7 +169,7 @@ export function createFileRunStore(dir: string): RunStore {
       await ready();
       const run = runs.get(key(workflowId, stepId));
       if (run?.status !== "yielded" || run.pauses !== pause) {
-        return { stale: run ? { ...run } : undefined };
+        return { stale: await find(workflowId, stepId) };
       }
       if (runningOf(workflowId)) return { busy: true };
       return claimed(
@@ -174,7 +193,7 @@ export function createFileRunStore(dir: string): RunStore {
         lease_expires_at: undefined,
         pauses: run.pauses + (outcome.status === "yielded" ? 1 : 0),
       });
-      await save(run);
+      await saveAndSettle(run);
       return true;
     },
     async renew(workflowId, stepId, owner, leaseMs) {
@@ -188,10 +207,13 @@ export function createFileRunStore(dir: string): RunStore {
     async cancel(workflowId, stepId, reason) {
       await ready();
       const run = runs.get(key(workflowId, stepId));
-      if (!run) return undefined;
+      if (!run) {
+        const ended = await find(workflowId, stepId);
+        return ended ? { run: ended, changed: false } : undefined;
+      }
       if (run.status === "queued" || run.status === "yielded") {
         change(run, { status: "cancelled", reason, checkpoint: undefined });
-        await save(run);
+        await saveAndSettle(run);
         return { run: { ...run }, changed: true };
       }
       if (run.status === "running" && !run.cancel_requested) {
@@ -210,7 +232,7 @@ export function createFileRunStore(dir: string): RunStore {
           lease_expires_at: undefined,
           reason: `host ${run.owner ?? "?"} stopped renewing its lease (it stopped or lost the database)`,
         });
-        await save(run);
+        await saveAndSettle(run);
         expired.push({ ...run });
       }
       return expired;

@@ -128,8 +128,19 @@ test("files: a new store on the same directory reads the runs back", async (t) =
   const before = createFileRunStore(dir);
   await before.create(newRun("step_1", "running"));
   await before.finish("wf", "step_1", "h1", { status: "yielded", checkpoint: { at: 3 } });
+  await before.create(newRun("step_2", "queued"));
+  await before.claimQueued("wf", "step_2", "h1", 1000);
+  await before.finish("wf", "step_2", "h1", { status: "completed", reason: "done" });
   const after = createFileRunStore(dir);
   const run = await after.get("wf", "step_1");
   assert.equal(run?.status, "yielded");
   assert.deepEqual(run?.checkpoint, { at: 3 });
+  // An ended run is read from its file, not kept in memory.
+  assert.equal((await after.get("wf", "step_2"))?.status, "completed");
+  assert.deepEqual(await after.cancel("wf", "step_2", "x").then((c) => c?.changed), false);
+  assert.equal(
+    ((await after.claimResume("wf", "step_2", 0, "h2", 1000)) as { stale?: { status: string } })
+      .stale?.status,
+    "completed",
+  );
 });
