@@ -156,6 +156,7 @@ test("a step running on one host is cancelled from the other within a second", a
   assert.equal(cancelled.body.status, "cancelled");
   assert.equal(cancelled.body.host, running.body.host, "the host that ran it recorded the end");
   assert.ok(took < 1000, `cancelled from the other host in ${Math.round(took)} ms`);
+  t.diagnostic(`cancelled from the other host in ${Math.round(took)} ms`);
 
   const events = (await call(a.base, `/chat/history/${workflowId}/${stepId}`, undefined, "GET"))
     .body.events;
