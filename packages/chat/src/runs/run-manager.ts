@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { inSpan, type Unsubscribe } from "@atrium/kit";
 import type { ChatKernel, KernelOutput, PendingItem } from "../kernel/kernel-types.js";
 import { answerOf, pendingOf, sourcesOf, tokensOf } from "../router/chat-response.js";
@@ -224,8 +225,18 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     await trace.emit("step_complete", { summary, status: "failure" });
   }
 
+  // The steps this host runs, until their end is recorded: a closing host waits for them.
+  const inFlight = new Set<Promise<unknown>>();
+  function execute(...args: Parameters<typeof runStep>): Promise<RunResult> {
+    const running = runStep(...args);
+    const settled = running.catch(() => undefined);
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
+    return running;
+  }
+
   /** Runs the kernel for a claimed run and records how it ended or paused. */
-  async function execute(
+  async function runStep(
     run: RunRecord,
     context: Record<string, unknown>,
     signal: AbortSignal | undefined,
@@ -515,6 +526,10 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       clearInterval(expiry);
       for (const abort of local.values())
         abort.abort(new RunCancelled("the host is shutting down"));
+      // Their ends are recorded before the store closes; one that hangs is left to its lease.
+      if (inFlight.size > 0) {
+        await Promise.race([Promise.all(inFlight), delay(5000, undefined, { ref: false })]);
+      }
       const stop = await unsubscribe;
       await stop?.();
     },
