@@ -31,6 +31,11 @@ const chat = {
     }),
   stream: async function* () {},
   history: async () => [],
+  start: () => Promise.reject(new Error("not used")),
+  run: () => Promise.reject(new Error("not used")),
+  resume: () => Promise.reject(new Error("not used")),
+  resumeInBackground: () => Promise.reject(new Error("not used")),
+  cancel: () => Promise.reject(new Error("not used")),
 } satisfies ChatClient;
 
 const context = {
