@@ -50,7 +50,7 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
     "Anyway, guess what we finally adopted on Sunday?";
   const at = "2026-02-03T14:05:00Z";
   const quoted = quoteTurns([
-    { turn: turn("user", long, at), lexemes: [], answered: true },
+    { turn: turn("user", long, at), lexemes: [], as: "answered" },
     { turn: turn("agent", "A greyhound? Biscuit sounds lovely.", at), lexemes: ["biscuit"] },
   ]);
   assert.equal(
@@ -61,7 +61,25 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
     ].join("\n"),
   );
   const short = quoteTurns([
-    { turn: turn("user", "Guess what?", at), lexemes: [], answered: true },
+    { turn: turn("user", "Guess what?", at), lexemes: [], as: "answered" },
   ]);
   assert.equal(short, "[2026-02-03 14:05] User: Guess what?");
+});
+
+test("a reply quoted as what answers a matched question is quoted by its opening", () => {
+  const at = "2026-02-03T14:05:00Z";
+  const reply =
+    "Yes, I start at the clinic in May. The interview went on for three hours and they asked " +
+    "about everything from night shifts to parking.";
+  const quoted = quoteTurns([
+    { turn: turn("user", "Did you get the job at the clinic?", at), lexemes: ["job"] },
+    { turn: turn("agent", reply, at), lexemes: [], as: "reply" },
+  ]);
+  assert.equal(
+    quoted,
+    [
+      "[2026-02-03 14:05] User: Did you get the job at the clinic?",
+      "[2026-02-03 14:05] Agent: Yes, I start at the clinic in May. …",
+    ].join("\n"),
+  );
 });

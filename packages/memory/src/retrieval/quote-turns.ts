@@ -89,15 +89,44 @@ export function ending(content: string): string {
 }
 
 /**
- * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. A turn
- * quoted as `answered` (what a reply answers, not itself matched) is quoted by its ending.
+ * A reply quoted only as what answers a matched question: its start, where a reply's answer
+ * usually is ("Yes, in May."), this long at most.
  */
-export function quoteTurns(turns: { turn: Turn; lexemes: string[]; answered?: boolean }[]): string {
+const REPLY_QUOTE_CHARS = 100;
+
+/** The start of a turn, whole sentences while they fit in REPLY_QUOTE_CHARS. */
+export function opening(content: string): string {
+  const text = content.trim();
+  if (text.length <= REPLY_QUOTE_CHARS) return text;
+  let quote = "";
+  for (const part of sentences(text)) {
+    const next = quote ? `${quote} ${part}` : part;
+    if (next.length + 2 > REPLY_QUOTE_CHARS) break;
+    quote = next;
+  }
+  return quote ? `${quote} …` : `${text.slice(0, REPLY_QUOTE_CHARS - 1).trimEnd()}…`;
+}
+
+/** How a turn is quoted: as matched, as what a reply answers, or as the reply to a question. */
+export type QuotedAs = "matched" | "answered" | "reply";
+
+/**
+ * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. A turn
+ * quoted as `answered` (what a reply answers, not itself matched) is quoted by its ending, one
+ * quoted as the `reply` to a matched question by its opening, where an answer starts.
+ */
+export function quoteTurns(turns: { turn: Turn; lexemes: string[]; as?: QuotedAs }[]): string {
+  const text = (turn: Turn, lexemes: string[], as: QuotedAs = "matched") =>
+    as === "answered"
+      ? ending(turn.content)
+      : as === "reply"
+        ? opening(turn.content)
+        : excerpt(turn.content, lexemes);
   return [...turns]
     .sort((a, b) => order(a.turn) - order(b.turn))
     .map(
-      ({ turn, lexemes, answered }) =>
-        `[${quoteTime(turn.occurredAt)}] ${SPEAKERS[turn.role]}: ${answered ? ending(turn.content) : excerpt(turn.content, lexemes)}`,
+      ({ turn, lexemes, as }) =>
+        `[${quoteTime(turn.occurredAt)}] ${SPEAKERS[turn.role]}: ${text(turn, lexemes, as)}`,
     )
     .join("\n");
 }

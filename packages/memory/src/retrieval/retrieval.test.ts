@@ -102,6 +102,33 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       for (let i = 1; i < rest.length; i++) assert.ok(rest[i - 1].score >= rest[i].score);
     });
 
+    test("a matched question brings the reply that answers it, in other words", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const { ids } = await converse(
+        ctx.sql,
+        alice,
+        [
+          ...smallTalk("the weather", 4),
+          "Did the vet finally say what the swelling on the paw was?",
+          "A harmless cyst, nothing to remove.",
+          ...smallTalk("the weather", 4),
+        ],
+        "2026-02-03T14:00:00Z",
+      );
+      const [page] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "What did the vet say about the swelling?",
+        limit: 3,
+      });
+      assert.deepEqual(
+        page.turns.map((turn) => turn.eventId),
+        [ids[4], ids[5]],
+      );
+      assert.match(page.content, /Agent: A harmless cyst, nothing to remove\.$/);
+    });
+
     test("a question naming a day finds the turn that speaks of it, said the day after", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

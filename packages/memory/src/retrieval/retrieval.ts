@@ -1,7 +1,7 @@
 import type { Sql } from "@atrium/kit";
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
 import { cosineSimilarity } from "../embeddings/vectors.js";
-import { turnsAnswered } from "../store/answered-turns.js";
+import { repliesTo, turnsAnswered } from "../store/answered-turns.js";
 import { chainStore } from "../store/chains.js";
 import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
@@ -298,12 +298,22 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         .slice(0, query.limit)
         .filter((c) => c.turn.role === "agent")
         .map((c) => c.turn.eventId);
+      // The user questions that can be quoted, with the replies that answer them.
+      const questions = ranked
+        .slice(0, query.limit)
+        .filter((c) => c.turn.role === "user" && c.turn.content.trimEnd().endsWith("?"))
+        .map((c) => c.turn.eventId);
+      const [answered, answers] = await Promise.all([
+        turnsAnswered(sql, owner, replies),
+        repliesTo(sql, owner, questions),
+      ]);
       return pagesOf(
         ranked,
         query.limit,
         terms.terms.map((t) => t.lexeme),
         options.explain === true,
-        await turnsAnswered(sql, owner, replies),
+        answered,
+        answers,
       );
     },
   };
@@ -320,10 +330,11 @@ function pagesOf(
   lexemes: string[],
   explain: boolean,
   answered: Map<string, Turn & { chainId?: string }>,
+  answers: Map<string, Turn & { chainId?: string }>,
 ): RetrievedPage[] {
   const pages = new Map<string, { matched: Candidate[]; turns: PageTurn[] }>();
   const quotedIds = new Set<string>();
-  const answeredIds = new Set<string>();
+  const quotedAs = new Map<string, "answered" | "reply">();
   let quoted = 0;
   for (const candidate of ranked) {
     if (quoted >= limit) break;
@@ -340,7 +351,7 @@ function pagesOf(
     if (question && !quotedIds.has(question.eventId)) {
       page.turns.push(question);
       quotedIds.add(question.eventId);
-      answeredIds.add(question.eventId);
+      quotedAs.set(question.eventId, "answered");
     }
     const { eventId, sessionId, role, source, content, occurredAt } = candidate.turn;
     page.turns.push({
@@ -354,6 +365,12 @@ function pagesOf(
     });
     quotedIds.add(candidate.turn.eventId);
     quoted++;
+    const reply = answers.get(candidate.turn.eventId);
+    if (reply && !quotedIds.has(reply.eventId)) {
+      page.turns.push(reply);
+      quotedIds.add(reply.eventId);
+      quotedAs.set(reply.eventId, "reply");
+    }
   }
   const grouped = [...pages.values()];
   const relevance = ({ matched }: { matched: Candidate[] }) =>
@@ -367,7 +384,7 @@ function pagesOf(
       sourceType: first.chainId ? "dialogue_page" : "message",
       sourceId: first.chainId ?? first.turn.eventId,
       content: quoteTurns(
-        inOrder.map((turn) => ({ turn, lexemes, answered: answeredIds.has(turn.eventId) })),
+        inOrder.map((turn) => ({ turn, lexemes, as: quotedAs.get(turn.eventId) })),
       ),
       turns: inOrder,
       score: (best * first.score) / top,

@@ -7,12 +7,36 @@ import { TURN_SOURCE, type Turn } from "./turns.js";
  * "We adopted a greyhound called Biscuit."). Agent messages that follow no user message are
  * left out.
  */
-export async function turnsAnswered(
+export function turnsAnswered(
   db: SqlExecutor,
   owner: { tenantId: string; userId: string },
   replyIds: string[],
 ): Promise<Map<string, Turn & { chainId?: string }>> {
-  if (replyIds.length === 0) return new Map();
+  return adjacentTurns(db, owner, replyIds, "answered");
+}
+
+/**
+ * For each given user question, the agent message just after it in its session: the reply,
+ * where the answer to it usually is ("Did you get the job?" finds the question; "Yes, I start
+ * at the clinic in May." holds what was asked for).
+ */
+export function repliesTo(
+  db: SqlExecutor,
+  owner: { tenantId: string; userId: string },
+  questionIds: string[],
+): Promise<Map<string, Turn & { chainId?: string }>> {
+  return adjacentTurns(db, owner, questionIds, "reply");
+}
+
+async function adjacentTurns(
+  db: SqlExecutor,
+  owner: { tenantId: string; userId: string },
+  ids: string[],
+  wanted: "answered" | "reply",
+): Promise<Map<string, Turn & { chainId?: string }>> {
+  if (ids.length === 0) return new Map();
+  const [from, to, order, step] =
+    wanted === "answered" ? ["agent", "user", "DESC", "<"] : ["user", "agent", "ASC", ">"];
   const { rows } = await db.query<{
     reply_id: string;
     id: string;
@@ -32,13 +56,13 @@ export async function turnsAnswered(
        SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
        FROM memory_events e
        WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
-         AND e.superseded_by IS NULL AND e.seq < r.seq AND e.session_id = r.session_id
+         AND e.superseded_by IS NULL AND e.seq ${step} r.seq AND e.session_id = r.session_id
          AND e.search_vector IS NOT NULL
-       ORDER BY e.seq DESC LIMIT 1
+       ORDER BY e.seq ${order} LIMIT 1
      ) p
-     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND r.role = 'agent'
-       AND p.role = 'user'`,
-    [owner.tenantId, owner.userId, replyIds],
+     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND r.role = '${from}'
+       AND p.role = '${to}'`,
+    [owner.tenantId, owner.userId, ids],
   );
   return new Map(
     rows.map((r) => [
