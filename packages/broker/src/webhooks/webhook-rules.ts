@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
+import { webhookSecretKey } from "@atrium/kit";
 import { isLoopbackAddress, isPublicAddress } from "@atrium/kit/net";
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from "./webhook-events.js";
-import { webhookSecretKey } from "./webhook-signature.js";
 
 /** Subscription fields as the API accepts them: absent means not sent. */
 export interface WebhookFields {

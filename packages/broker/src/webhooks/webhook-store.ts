@@ -1,5 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { AtriumError, Code, invalidArgument, type Sql } from "@atrium/kit";
+import {
+  AtriumError,
+  Code,
+  generateWebhookSecret,
+  invalidArgument,
+  type Sql,
+  webhookSecretKey,
+} from "@atrium/kit";
 import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import { secretFingerprint } from "../vault/key-material.js";
 import type { Vault } from "../vault/vault.js";
@@ -9,7 +16,6 @@ import {
   type WebhookFields,
   type WebhookRuleOptions,
 } from "./webhook-rules.js";
-import { generateWebhookSecret, webhookSecretKey } from "./webhook-signature.js";
 
 export interface WebhookRecord {
   id: string;

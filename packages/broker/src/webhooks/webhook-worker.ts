@@ -1,9 +1,8 @@
-import { createPeriodicPass, type Logger, type Sql } from "@atrium/kit";
+import { createPeriodicPass, type Logger, retryDelayMs, type Sql, signWebhook } from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
 import { createAddressVetter } from "./webhook-address.js";
 import { postWebhook } from "./webhook-request.js";
-import { signWebhook } from "./webhook-signature.js";
 import { openWebhookKey } from "./webhook-store.js";
 
 export interface WebhookWorkerOptions {
@@ -47,18 +46,6 @@ interface ClaimedDelivery {
   secret_enc: string;
   /** Set while a rotated-out secret is still valid. */
   previous_secret_enc: string | null;
-}
-
-const MAX_RETRY_DELAY_MS = 6 * 3600_000;
-
-/**
- * Delay before retry `attempt` (1 = after the first failure): the base times 4^(attempt-1),
- * capped at 6 h, the upper half jittered so receivers that failed together are not retried
- * together. With the defaults: ~5 s, 20 s, 80 s, 5 min, 21 min, 85 min, 6 h, ... for a day.
- */
-export function retryDelayMs(attempt: number, baseMs: number, random = Math.random()): number {
-  const delay = Math.min(MAX_RETRY_DELAY_MS, baseMs * 4 ** Math.min(attempt - 1, 20));
-  return delay / 2 + (random * delay) / 2;
 }
 
 /** Why an attempt failed, in words that name neither the URL nor the secret. */

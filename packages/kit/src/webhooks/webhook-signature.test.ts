@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { retryDelayMs } from "./webhook-retry.js";
 import { generateWebhookSecret, signWebhook, webhookSecretKey } from "./webhook-signature.js";
-import { retryDelayMs } from "./webhook-worker.js";
 
 describe("webhook signature", () => {
   it("matches the Standard Webhooks specification's example", () => {
