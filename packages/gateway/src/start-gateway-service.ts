@@ -2,17 +2,15 @@ import { gatewayV1 } from "@atrium/api";
 import {
   type ApiKeySet,
   ConfigError,
-  connectionsPerClient,
   createApiKeySet,
   createLogger,
   createServiceHost,
   type Env,
+  hostSettingsFromEnv,
   type Logger,
   logLevel,
   type ResourceStack,
   type RunningService,
-  requestLogLevel,
-  shutdownGraceMs,
   startService,
 } from "@atrium/kit";
 import type { ScopeDirectory } from "@atrium/mcp";
@@ -127,9 +125,7 @@ async function serve(
 
   let consoleServed = false;
   const host = createServiceHost({
-    shutdownGraceMs: shutdownGraceMs(options.env),
-    limits: { connectionsPerClient: connectionsPerClient(options.env) },
-    requestLogLevel: requestLogLevel(options.env),
+    ...hostSettingsFromEnv(options.env),
     name: "gateway",
     logger,
     rest: { host: config.host, port: config.restPort },

@@ -179,6 +179,7 @@ export {
 export { type Cidr, parseCidrList } from "./server/cidr.js";
 export { connectionsPerClient } from "./server/connection-limit.js";
 export { toFetchHeaders } from "./server/fetch-headers.js";
+export { type HostSettings, hostSettingsFromEnv } from "./server/host-settings.js";
 export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js";
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";

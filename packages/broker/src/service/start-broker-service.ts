@@ -5,19 +5,17 @@ import {
   AtriumError,
   apiKeyAuthenticator,
   Code,
-  connectionsPerClient,
   createApiKeySet,
   createLogger,
   createServiceHost,
   createSql,
+  hostSettingsFromEnv,
   type Logger,
   logLevel,
   migrateAtBoot,
   type ResourceStack,
   type RunningService,
-  requestLogLevel,
   type Sql,
-  shutdownGraceMs,
   startService,
 } from "@atrium/kit";
 import { credentials } from "@grpc/grpc-js";
@@ -159,9 +157,7 @@ async function start(
   resources.defer(() => apiKeys.stop());
 
   const host = createServiceHost({
-    shutdownGraceMs: shutdownGraceMs(options.env),
-    limits: { connectionsPerClient: connectionsPerClient(options.env) },
-    requestLogLevel: requestLogLevel(options.env),
+    ...hostSettingsFromEnv(options.env),
     name: "broker",
     logger,
     rest: { host: config.host, port: config.restPort },

@@ -7,13 +7,12 @@ import {
   createServiceHost,
   createSql,
   type Env,
+  hostSettingsFromEnv,
   type Logger,
   logLevel,
   logRedisState,
   migrateAtBoot,
   type RunningService,
-  requestLogLevel,
-  shutdownGraceMs,
   startService,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
@@ -116,8 +115,7 @@ export async function startAgentService(
       sandbox: config.sandbox,
     });
     const host = createServiceHost({
-      shutdownGraceMs: shutdownGraceMs(options.env),
-      requestLogLevel: requestLogLevel(options.env),
+      ...hostSettingsFromEnv(options.env),
       name: "agent",
       logger,
       rest: { host: config.host, port: config.port },

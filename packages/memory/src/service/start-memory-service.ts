@@ -2,7 +2,6 @@ import { memoryV1 } from "@atrium/api";
 import {
   authConfigFromEnv,
   authEnabled,
-  connectionsPerClient,
   createAuthenticator,
   createBlobStore,
   createCache,
@@ -12,6 +11,7 @@ import {
   createServiceHost,
   createSql,
   type Env,
+  hostSettingsFromEnv,
   isRedisConnectionError,
   type Logger,
   logLevel,
@@ -19,8 +19,6 @@ import {
   migrateAtBoot,
   type RedisStateChange,
   type RunningService,
-  requestLogLevel,
-  shutdownGraceMs,
   startService,
 } from "@atrium/kit";
 import { createChainAnalyser } from "../chains/analyse-chain.js";
@@ -281,9 +279,7 @@ export async function startMemoryService(
       logger,
     });
     const host = createServiceHost({
-      shutdownGraceMs: shutdownGraceMs(options.env),
-      limits: { connectionsPerClient: connectionsPerClient(options.env) },
-      requestLogLevel: requestLogLevel(options.env),
+      ...hostSettingsFromEnv(options.env),
       name: "memory",
       logger,
       rest: { host: config.MEMORY_HOST, port: config.MEMORY_REST_PORT },
