@@ -4,4 +4,4 @@ export {
   type GatewayService,
   type StartGatewayServiceOptions,
   startGatewayService,
-} from "./start-gateway-service.js";
+} from "./service/start-gateway-service.js";

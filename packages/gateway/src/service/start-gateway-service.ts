@@ -16,16 +16,16 @@ import {
 import type { ScopeDirectory } from "@atrium/mcp";
 import type { DescService } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { createCorsPolicy } from "./access/cors.js";
-import { createGatewayKeyCheck } from "./access/key-guard.js";
-import { createBrokerClient } from "./broker/broker-client.js";
-import { type GatewayConfig, loadGatewayConfig } from "./config/gateway-config.js";
-import { configureMcpRoute, loadScopes, mcpOAuthChecksItself } from "./mcp/mcp-route.js";
-import { createBrokerMetrics } from "./service/broker-metrics.js";
-import { configureConsoleRoute, consolePaths, consolePrefix } from "./service/console-route.js";
-import { createGatewayHandlers } from "./service/gateway-handlers.js";
-import { configureGatewayRest } from "./service/gateway-rest.js";
-import { configureOperatorRoutes } from "./service/operator-routes.js";
+import { createCorsPolicy } from "../access/cors.js";
+import { createGatewayKeyCheck } from "../access/key-guard.js";
+import { createBrokerClient } from "../broker/broker-client.js";
+import { type GatewayConfig, loadGatewayConfig } from "../config/gateway-config.js";
+import { configureMcpRoute, loadScopes, mcpOAuthChecksItself } from "../mcp/mcp-route.js";
+import { createBrokerMetrics } from "./broker-metrics.js";
+import { configureConsoleRoute, consolePaths, consolePrefix } from "./console-route.js";
+import { createGatewayHandlers } from "./gateway-handlers.js";
+import { configureGatewayRest } from "./gateway-rest.js";
+import { configureOperatorRoutes } from "./operator-routes.js";
 
 export interface StartGatewayServiceOptions {
   env: Env;

@@ -8,9 +8,9 @@ import { createLogger, errorInfoOf } from "@atrium/kit";
 import { eventually } from "@atrium/kit/testing";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { type GatewayService, startGatewayService } from "./index.js";
-import { brokerScript } from "./testing/broker-script.js";
-import { type ScriptedBroker, startScriptedBroker } from "./testing/scripted-broker.js";
+import { type GatewayService, startGatewayService } from "../index.js";
+import { brokerScript } from "../testing/broker-script.js";
+import { type ScriptedBroker, startScriptedBroker } from "../testing/scripted-broker.js";
 
 const logger = createLogger({ name: "gateway-test", level: "silent" });
 
