@@ -12,11 +12,14 @@ import {
 import type { RunRecord } from "../runs/run-store.js";
 import { isValidTraceId } from "../trace/trace-event.js";
 import { TraceHistoryError } from "../trace/trace-store.js";
+import { withStepEvents } from "../webhooks/run-events.js";
+import type { WebhookOutbox } from "../webhooks/webhook-outbox.js";
 import { parseChatRequest, parseResumeRequest } from "./chat-request.js";
 import type { ChatResponse } from "./chat-response.js";
 import { chatRouteSchemas } from "./chat-schemas.js";
 import { assertFrameworkAvailable } from "./framework.js";
 import { serveTraceStream, type TraceStreamHandle } from "./trace-stream.js";
+import { callerOf, cursorOf, parseYieldedQuery, yieldedView } from "./waiting-runs.js";
 
 export interface ChatRouterOptions {
   /** Extra prefix inside the router, independent of the host's mount prefix. Default "". */
@@ -34,6 +37,8 @@ export interface ChatRouterOptions {
    * mid-step leaves the step `failed` this long after. Default 30 s.
    */
   runLeaseMs?: number;
+  /** Where each step's end or pause is recorded for the chat webhook (chat.step.*); none without. */
+  stepEvents?: WebhookOutbox;
 }
 
 export const defaultStreamTimeoutMs = 300_000;
@@ -64,6 +69,7 @@ export function runView(run: RunRecord): Record<string, unknown> {
     ...(run.status === "yielded" ? { pending: run.response?.pending ?? [] } : {}),
     ...(run.reason ? { reason: run.reason } : {}),
     ...(run.response ? { response: run.response } : {}),
+    ...(run.decisions ? { decisions: run.decisions } : {}),
     host: run.owner ?? null,
     cancel_requested: run.cancel_requested,
     ...(run.lease_expires_at ? { lease_expires_at: run.lease_expires_at } : {}),
@@ -135,7 +141,9 @@ export function createChatRouter(
     const runs = () => {
       manager ??= createRunManager({
         kernel,
-        store: bus.store.runs,
+        store: options.stepEvents
+          ? withStepEvents(bus.store.runs, options.stepEvents, onError)
+          : bus.store.runs,
         leaseMs: options.runLeaseMs,
         onError,
       });
@@ -221,6 +229,25 @@ export function createChatRouter(
       }
     });
 
+    app.get<{ Querystring: Record<string, string | undefined> }>(
+      `${prefix}/chat/runs`,
+      { schema: docs("yieldedRuns") },
+      async (request, reply) => {
+        let query: ReturnType<typeof parseYieldedQuery>;
+        try {
+          query = parseYieldedQuery(request.query);
+        } catch (error) {
+          return sendError(reply, 400, { error: (error as Error).message });
+        }
+        const page = await runs().yielded(query);
+        const last = page.at(-1);
+        return reply.header("cache-control", "no-store").send({
+          runs: page.map(yieldedView),
+          ...(last && page.length === query.limit ? { next_cursor: cursorOf(last) } : {}),
+        });
+      },
+    );
+
     type RunParams = { Params: { workflow_id: string; step_id: string } };
     const runIds = (request: { params: { workflow_id: string; step_id: string } }) => {
       const { workflow_id: workflowId, step_id: stepId } = request.params;
@@ -266,7 +293,7 @@ export function createChatRouter(
           const { run, done } = await runs().resume(
             ids.workflowId,
             ids.stepId,
-            resume,
+            { ...resume, decidedBy: callerOf(request) },
             resume.background ? undefined : abort.signal,
           );
           if (resume.background) {

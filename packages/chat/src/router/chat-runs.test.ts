@@ -143,6 +143,109 @@ test("a denied approval ends the step as failed without running the kernel", asy
   assert.equal(run.body.reason, "approval denied");
 });
 
+test("the steps waiting for approval are listed newest first; each decision is audited on the run", async (t) => {
+  const kernel = approvalKernel();
+  const chat = await startTestChatApp(createMemoryCache(), kernel.execute);
+  t.after(() => chat.close());
+  const list = async (query: string) => {
+    const res = await fetch(`${chat.base}/api/v1/chat/runs${query}`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const asked = [];
+  for (const workflowId of ["wf_a1", "wf_a2", "wf_a3"]) {
+    const answer = await call(chat.base, "/chat", {
+      message: "tell the team",
+      workflow_id: workflowId,
+      context: { user_id: "ana", session_id: "s1", secret_note: "not listed" },
+    });
+    assert.equal(answer.body.status, "yield");
+    asked.push({ workflowId, stepId: answer.body.step_id });
+    await sleep(3);
+  }
+  const page = await list("?status=yielded&pending=approval&limit=2");
+  assert.equal(page.status, 200);
+  const runs = page.body.runs as Record<string, unknown>[];
+  assert.deepEqual(
+    runs.map((r) => r.workflow_id),
+    ["wf_a3", "wf_a2"],
+  );
+  assert.deepEqual(
+    { ...runs[0], asked_at: undefined, created_at: undefined },
+    {
+      workflow_id: "wf_a3",
+      step_id: asked[2].stepId,
+      pause: 1,
+      pending: [{ kind: "approval", detail: "sending this message needs approval" }],
+      draft: "Draft ready: hello team",
+      message: "tell the team",
+      asked_by: { user_id: "ana", session_id: "s1", agent_id: "chat", workflow_id: "wf_a3" },
+      asked_at: undefined,
+      created_at: undefined,
+    },
+  );
+  const next = await list(
+    `?status=yielded&pending=approval&limit=2&cursor=${page.body.next_cursor}`,
+  );
+  assert.deepEqual(
+    (next.body.runs as { workflow_id: string }[]).map((r) => r.workflow_id),
+    ["wf_a1"],
+  );
+  assert.equal(next.body.next_cursor, undefined, "the last page has no cursor");
+
+  for (const [query, field] of [
+    ["", "status"],
+    ["?status=running", "status"],
+    ["?status=yielded&limit=0", "limit"],
+    ["?status=yielded&limit=abc", "limit"],
+    ["?status=yielded&limit=201", "limit"],
+    ["?status=yielded&pending=money", "pending"],
+    ["?status=yielded&cursor=nonsense", "cursor"],
+  ]) {
+    const refused = await list(query);
+    assert.equal(refused.status, 400, query);
+    assert.match(String(refused.body.error), new RegExp(`^${field} must`), query);
+  }
+
+  const resume = (workflowId: string, stepId: string, approval: string) =>
+    fetch(`${chat.base}/api/v1/chat/runs/${workflowId}/${stepId}/resume`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "k" },
+      body: JSON.stringify({ approval, pause: 1 }),
+    });
+  assert.equal((await resume("wf_a3", asked[2].stepId, "approve")).status, 200);
+  assert.equal((await resume("wf_a2", asked[1].stepId, "deny")).status, 200);
+  // A refused (second) decision is not recorded.
+  assert.equal((await resume("wf_a3", asked[2].stepId, "deny")).status, 409);
+  const approved = await call(chat.base, `/chat/runs/wf_a3/${asked[2].stepId}`, undefined, "GET");
+  const denied = await call(chat.base, `/chat/runs/wf_a2/${asked[1].stepId}`, undefined, "GET");
+  assert.equal(approved.body.status, "completed");
+  assert.equal(denied.body.status, "failed");
+  const decisions = (body: unknown) =>
+    (body as { decisions: Record<string, unknown>[] }).decisions.map((d) => {
+      assert.ok(Date.parse(String(d.decided_at)) > 0);
+      return { ...d, decided_at: "t" };
+    });
+  assert.deepEqual(decisions(approved.body), [
+    { pause: 1, decision: "approve", decided_by: "api key", decided_at: "t" },
+  ]);
+  assert.deepEqual(decisions(denied.body), [
+    { pause: 1, decision: "deny", decided_by: "api key", decided_at: "t" },
+  ]);
+  const thoughts = (await history(chat.base, "wf_a3", asked[2].stepId))
+    .filter((e) => e.type === "thinking" && e.data.phase === "resume")
+    .map((e) => String(e.data.thought));
+  assert.equal(thoughts.length, 1);
+  assert.match(thoughts[0], /approval granted by api key/);
+  assert.doesNotMatch(thoughts[0], /hello team/, "the audit does not copy the draft");
+  assert.deepEqual(
+    ((await list("?status=yielded")).body.runs as { workflow_id: string }[]).map(
+      (r) => r.workflow_id,
+    ),
+    ["wf_a1"],
+    "decided steps leave the list",
+  );
+});
+
 test("cancel stops a running step within a second, even one that ignores its signal", async (t) => {
   let aborted: unknown;
   const chat = await startTestChatApp(createMemoryCache(), async (input) => {

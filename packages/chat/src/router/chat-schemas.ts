@@ -160,6 +160,26 @@ const run = {
       nullable: true,
       description: "The agent host running (or that last ran) the step.",
     },
+    decisions: {
+      type: "array",
+      description:
+        "Every approve or deny that resumed the step, oldest first: who (the caller as the host " +
+        "authenticated it), which, when, for which pause. Absent before the first.",
+      items: {
+        type: "object",
+        required: ["pause", "decision", "decided_by", "decided_at"],
+        properties: {
+          pause: { type: "integer" },
+          decision: { type: "string", enum: ["approve", "deny"] },
+          decided_by: {
+            type: "string",
+            description:
+              "`user <tenant>/<user>` from a JWT, else `api key`, `client certificate` or `unauthenticated`.",
+          },
+          decided_at: { type: "string", format: "date-time" },
+        },
+      },
+    },
     cancel_requested: { type: "boolean" },
     lease_expires_at: {
       type: "string",
@@ -261,6 +281,89 @@ export const chatRouteSchemas = {
       400: chatError("The body is not a ChatRequest; the message names the field."),
       ...refusedByHost,
       409: runConflict("`on_busy: reject` and another step of the workflow is running."),
+    },
+  },
+  yieldedRuns: {
+    operationId: "listYieldedChatRuns",
+    summary: "List the steps waiting for something (an approval, a credential)",
+    description:
+      "The yielded steps of every host sharing the store, newest pause first: what each waits " +
+      "for, the draft it would act on, who asked and when. Resume one with " +
+      "/chat/runs/{workflow_id}/{step_id}/resume.",
+    querystring: {
+      type: "object",
+      required: ["status"],
+      properties: {
+        status: { type: "string", enum: ["yielded"] },
+        pending: {
+          type: "string",
+          enum: ["approval", "credentials"],
+          description: "Only the steps waiting for an item of this kind.",
+        },
+        limit: { type: "integer", minimum: 1, maximum: 200, default: 50 },
+        cursor: { type: "string", description: "The `next_cursor` of the previous page." },
+      },
+    },
+    response: {
+      200: {
+        description: "A page of waiting steps.",
+        type: "object",
+        required: ["runs"],
+        properties: {
+          runs: {
+            type: "array",
+            items: {
+              type: "object",
+              required: [
+                "workflow_id",
+                "step_id",
+                "pause",
+                "pending",
+                "draft",
+                "message",
+                "asked_by",
+                "asked_at",
+                "created_at",
+              ],
+              properties: {
+                workflow_id: { type: "string" },
+                step_id: { type: "string" },
+                pause: { type: "integer", description: "Name it in the resume." },
+                pending: pendingItems,
+                draft: {
+                  type: "string",
+                  description: "The step's answer at the pause: what approving lets it act on.",
+                },
+                message: { type: "string", description: "The request the step works on." },
+                asked_by: {
+                  type: "object",
+                  required: ["user_id", "agent_id", "workflow_id"],
+                  properties: {
+                    user_id: {
+                      type: "string",
+                      description: "The request's `context.user_id`, or `anonymous`.",
+                    },
+                    session_id: {
+                      type: "string",
+                      description: "The request's `context.session_id`.",
+                    },
+                    agent_id: { type: "string" },
+                    workflow_id: { type: "string" },
+                  },
+                },
+                asked_at: { type: "string", format: "date-time", description: "When it paused." },
+                created_at: { type: "string", format: "date-time" },
+              },
+            },
+          },
+          next_cursor: {
+            type: "string",
+            description: "Present when the page is full: pass it as `cursor` for the next.",
+          },
+        },
+      },
+      400: chatError("A query field is not valid; the message names it."),
+      ...refusedByHost,
     },
   },
   run: {

@@ -4,6 +4,7 @@ import {
   type ClaimResult,
   type CreateResult,
   isFinal,
+  newestFirst,
   type RunOutcome,
   type RunRecord,
   type RunStore,
@@ -165,7 +166,7 @@ export function createFileRunStore(dir: string): RunStore {
       }
       return claimed(change(run, { status: "running", owner, lease_expires_at: isoIn(leaseMs) }));
     },
-    async claimResume(workflowId, stepId, pause, owner, leaseMs) {
+    async claimResume(workflowId, stepId, pause, owner, leaseMs, decision) {
       await ready();
       const run = runs.get(key(workflowId, stepId));
       if (run?.status !== "yielded" || run.pauses !== pause) {
@@ -178,8 +179,25 @@ export function createFileRunStore(dir: string): RunStore {
           owner,
           lease_expires_at: isoIn(leaseMs),
           cancel_requested: false,
+          ...(decision ? { decisions: [...(run.decisions ?? []), decision] } : {}),
         }),
       );
+    },
+    async listYielded(query) {
+      await ready();
+      // A yielded run has not ended, so every one is in memory.
+      const { after } = query;
+      return [...runs.values()]
+        .filter(
+          (run) =>
+            run.status === "yielded" &&
+            (!query.pending ||
+              (run.response?.pending ?? []).some((p) => p.kind === query.pending)) &&
+            (!after || newestFirst(after, run) < 0),
+        )
+        .sort(newestFirst)
+        .slice(0, query.limit)
+        .map((run) => ({ ...run }));
     },
     async finish(workflowId, stepId, owner, outcome: RunOutcome) {
       await ready();

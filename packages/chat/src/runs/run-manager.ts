@@ -5,7 +5,14 @@ import type { ChatKernel, KernelOutput, PendingItem } from "../kernel/kernel-typ
 import { answerOf, pendingOf, sourcesOf, tokensOf } from "../router/chat-response.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
 import type { TraceEventType } from "../trace/trace-event.js";
-import type { RunRecord, RunRequest, RunResponse, RunStore } from "./run-store.js";
+import type {
+  ApprovalDecision,
+  RunRecord,
+  RunRequest,
+  RunResponse,
+  RunStore,
+  YieldedQuery,
+} from "./run-store.js";
 
 /** What a second message does while a step of its workflow runs. */
 export type BusyPolicy = "reject" | "enqueue" | "interrupt";
@@ -63,6 +70,8 @@ export interface ResumeInput {
   connection_id?: string;
   /** Merged into the step's context (what a `credentials` item names, e.g. `send_url`). */
   context?: Record<string, unknown>;
+  /** Who gives the approval, recorded with it: the caller as the host authenticated it. */
+  decidedBy?: string;
 }
 
 export interface RunManagerOptions {
@@ -93,6 +102,8 @@ export interface RunManager {
   /** Stops a step on whichever host runs it; resolves with its record once it stopped. */
   cancel(workflowId: string, stepId: string, reason?: string): Promise<RunRecord>;
   get(workflowId: string, stepId: string): Promise<RunRecord | undefined>;
+  /** The steps waiting for something to be supplied, newest pause first. */
+  yielded(query: YieldedQuery): Promise<RunRecord[]>;
   close(): Promise<void>;
 }
 
@@ -472,7 +483,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const run = await store.get(workflowId, stepId);
       if (!run) throw new RunNotFoundError(workflowId, stepId);
       const pause = input.pause ?? run.pauses;
-      const claim = await store.claimResume(workflowId, stepId, pause, hostId, leaseMs);
+      const decision: ApprovalDecision | undefined = input.approval && {
+        pause,
+        decision: input.approval,
+        decided_by: input.decidedBy ?? "unauthenticated",
+        decided_at: new Date().toISOString(),
+      };
+      const claim = await store.claimResume(workflowId, stepId, pause, hostId, leaseMs, decision);
       if ("busy" in claim) {
         throw new RunConflictError(
           `workflow ${workflowId} is busy: another step is running; resume once it ended`,
@@ -491,7 +508,9 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const claimed = claim.claimed;
       const trace = bus.forStep(workflowId, stepId);
       const supplied = [
-        input.approval ? `approval ${input.approval === "approve" ? "granted" : "denied"}` : "",
+        decision
+          ? `approval ${decision.decision === "approve" ? "granted" : "denied"} by ${decision.decided_by}`
+          : "",
         input.connection_id ? `connection ${input.connection_id}` : "",
         input.context ? `context ${Object.keys(input.context).join(", ")}` : "",
       ].filter(Boolean);
@@ -521,6 +540,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     },
     cancel,
     get: (workflowId, stepId) => store.get(workflowId, stepId),
+    yielded: (query) => store.listYielded(query),
     async close() {
       closed = true;
       clearInterval(expiry);

@@ -96,6 +96,75 @@ for (const [name, open] of stores) {
     assert.equal(await store.renew("wf", "step_1", "nobody", 1000), undefined);
   });
 
+  test(`${name}: yielded runs list newest first in pages; a decision is kept with its claim`, async (t) => {
+    const store = await open(t);
+    if (!store) return;
+    const approval = { kind: "approval" as const, detail: "sending needs approval" };
+    // Five workflows, each with a step paused in turn: three for approval, two for credentials.
+    for (const [i, kind] of (
+      ["approval", "credentials", "approval", "credentials", "approval"] as const
+    ).entries()) {
+      await store.create({ ...newRun(`step_${i}`, "running"), workflowId: `wf_${i}` });
+      await sleep(3);
+      await store.finish(`wf_${i}`, `step_${i}`, "h1", {
+        status: "yielded",
+        response: {
+          status: "yield",
+          answer: `draft ${i}`,
+          sources: [],
+          tokens: {},
+          pending: [kind === "approval" ? approval : { kind, detail: "needs a key" }],
+        },
+        checkpoint: { at: i },
+      });
+    }
+    await store.create({ ...newRun("step_9", "running"), workflowId: "wf_9" });
+    const everything = await store.listYielded({ limit: 10 });
+    assert.deepEqual(
+      everything.map((r) => r.step_id),
+      ["step_4", "step_3", "step_2", "step_1", "step_0"],
+      "newest pause first; the running step is not listed",
+    );
+    const first = await store.listYielded({ limit: 2, pending: "approval" });
+    assert.deepEqual(
+      first.map((r) => [r.step_id, r.response?.answer]),
+      [
+        ["step_4", "draft 4"],
+        ["step_2", "draft 2"],
+      ],
+    );
+    const last = first[1];
+    const second = await store.listYielded({
+      limit: 2,
+      pending: "approval",
+      after: { updated_at: last.updated_at, workflow_id: last.workflow_id, step_id: last.step_id },
+    });
+    assert.deepEqual(
+      second.map((r) => r.step_id),
+      ["step_0"],
+    );
+
+    const decision = {
+      pause: 1,
+      decision: "approve" as const,
+      decided_by: "user t1/ana",
+      decided_at: new Date().toISOString(),
+    };
+    // A refused claim records nothing: only the decision that took effect is audited.
+    assert.ok("stale" in (await store.claimResume("wf_4", "step_4", 0, "h2", 1000, decision)));
+    assert.equal((await store.get("wf_4", "step_4"))?.decisions, undefined);
+    const claimed = await store.claimResume("wf_4", "step_4", 1, "h2", 1000, decision);
+    assert.ok("claimed" in claimed);
+    assert.deepEqual(claimed.claimed.decisions, [decision]);
+    await store.finish("wf_4", "step_4", "h2", { status: "completed" });
+    assert.deepEqual((await store.get("wf_4", "step_4"))?.decisions, [decision]);
+    assert.deepEqual(
+      (await store.listYielded({ limit: 10, pending: "approval" })).map((r) => r.step_id),
+      ["step_2", "step_0"],
+      "a resumed step leaves the list",
+    );
+  });
+
   test(`${name}: cancel ends queued and yielded runs, marks running ones; leases expire`, async (t) => {
     const store = await open(t);
     if (!store) return;

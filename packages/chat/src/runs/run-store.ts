@@ -51,9 +51,36 @@ export interface RunRecord {
   cancel_requested: boolean;
   /** How many times the step paused: a resume names the pause it answers. */
   pauses: number;
+  /** Every approve or deny given to the step, oldest first (absent before the first). */
+  decisions?: ApprovalDecision[];
   created_at: string;
   updated_at: string;
 }
+
+/** An audited answer to a pending approval: who gave it, which, when, for which pause. */
+export interface ApprovalDecision {
+  pause: number;
+  decision: "approve" | "deny";
+  /** The caller as the chat host knows it (see docs/chat.md, "Approvals"). */
+  decided_by: string;
+  decided_at: string;
+}
+
+/** A page of yielded runs, newest pause first. */
+export interface YieldedQuery {
+  /** Only runs waiting for an item of this kind. */
+  pending?: PendingItem["kind"];
+  limit: number;
+  /** Only runs that paused before this one (the last of the previous page). */
+  after?: RunPosition;
+}
+
+/** Newest first: by the time of the pause, then by ids, so pages neither repeat nor skip. */
+type RunPosition = Pick<RunRecord, "updated_at" | "workflow_id" | "step_id">;
+export const newestFirst = (a: RunPosition, b: RunPosition) =>
+  b.updated_at.localeCompare(a.updated_at) ||
+  b.workflow_id.localeCompare(a.workflow_id) ||
+  b.step_id.localeCompare(a.step_id);
 
 export interface NewRun {
   workflowId: string;
@@ -100,14 +127,21 @@ export interface RunStore {
     owner: string,
     leaseMs: number,
   ): Promise<ClaimResult>;
-  /** yielded → running for the resume of pause number `pause` (the current one). */
+  /**
+   * yielded → running for the resume of pause number `pause` (the current one); a `decision`
+   * is recorded with the claim that it wins, so every approval or denial that took effect is
+   * audited and a refused one is not.
+   */
   claimResume(
     workflowId: string,
     stepId: string,
     pause: number,
     owner: string,
     leaseMs: number,
+    decision?: ApprovalDecision,
   ): Promise<ClaimResult>;
+  /** The yielded runs, newest pause first (the page GET /chat/runs?status=yielded shows). */
+  listYielded(query: YieldedQuery): Promise<RunRecord[]>;
   /** Records the outcome of the owner's run; false when the run is no longer the owner's. */
   finish(workflowId: string, stepId: string, owner: string, outcome: RunOutcome): Promise<boolean>;
   /** Extends the owner's lease; undefined when the run is no longer the owner's. */

@@ -1,5 +1,6 @@
 import type { Sql } from "@atrium/kit";
 import type {
+  ApprovalDecision,
   ClaimResult,
   CreateResult,
   RunOutcome,
@@ -22,6 +23,7 @@ interface RunRow {
   lease_expires_at: Date | null;
   cancel_requested: boolean;
   pauses: number;
+  decisions: ApprovalDecision[];
   created_at: Date;
   updated_at: Date;
 }
@@ -41,6 +43,7 @@ function recordOf(row: RunRow): RunRecord {
       : { lease_expires_at: row.lease_expires_at.toISOString() }),
     cancel_requested: row.cancel_requested,
     pauses: row.pauses,
+    ...(row.decisions.length === 0 ? {} : { decisions: row.decisions }),
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -69,9 +72,20 @@ WHERE r.workflow_id = $1 AND r.step_id = $2 AND r.status = 'queued'
 RETURNING *`;
 
 const claimResume = `UPDATE chat_runs SET status = 'running', owner = $4,
-  lease_expires_at = ${lease("$5")}, cancel_requested = false, updated_at = now()
+  lease_expires_at = ${lease("$5")}, cancel_requested = false, updated_at = now(),
+  decisions = decisions || COALESCE($6::jsonb, '[]'::jsonb)
 WHERE workflow_id = $1 AND step_id = $2 AND status = 'yielded' AND pauses = $3
 RETURNING *`;
+
+// Newest pause first, keyset-paged on (updated_at, workflow_id, step_id); the time in the
+// milliseconds a record shows, so that the last item of a page is an exact cursor.
+const paused = "date_trunc('milliseconds', updated_at)";
+const listYielded = `SELECT * FROM chat_runs
+WHERE status = 'yielded'
+  AND ($1::text IS NULL OR response->'pending' @> jsonb_build_array(jsonb_build_object('kind', $1::text)))
+  AND ($3::timestamptz IS NULL OR (${paused}, workflow_id, step_id) < ($3::timestamptz, $4::text, $5::text))
+ORDER BY ${paused} DESC, workflow_id DESC, step_id DESC
+LIMIT $2`;
 
 const finishRun = `UPDATE chat_runs SET status = $4, response = COALESCE($5::jsonb, response),
   checkpoint = $6::jsonb, reason = $7, lease_expires_at = NULL,
@@ -169,8 +183,23 @@ export function createSqlRunStore(sql: Sql): SqlRunStore {
       // Still queued: another step runs or is ahead of it.
       return "stale" in result && result.stale?.status === "queued" ? { busy: true } : result;
     },
-    claimResume(workflowId, stepId, pause, owner, leaseMs): Promise<ClaimResult> {
-      return claim(claimResume, [workflowId, stepId, pause, owner, leaseMs], workflowId, stepId);
+    claimResume(workflowId, stepId, pause, owner, leaseMs, decision): Promise<ClaimResult> {
+      return claim(
+        claimResume,
+        [workflowId, stepId, pause, owner, leaseMs, decision ? JSON.stringify([decision]) : null],
+        workflowId,
+        stepId,
+      );
+    },
+    async listYielded(query) {
+      const { rows } = await sql.query<RunRow>(listYielded, [
+        query.pending ?? null,
+        query.limit,
+        query.after?.updated_at ?? null,
+        query.after?.workflow_id ?? null,
+        query.after?.step_id ?? null,
+      ]);
+      return rows.map(recordOf);
     },
     async finish(workflowId, stepId, owner, outcome: RunOutcome) {
       const { rowCount } = await sql.query(finishRun, [

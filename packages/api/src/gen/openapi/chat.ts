@@ -31,7 +31,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the steps waiting for something (an approval, a credential)
+         * @description The yielded steps of every host sharing the store, newest pause first: what each waits for, the draft it would act on, who asked and when. Resume one with /chat/runs/{workflow_id}/{step_id}/resume.
+         */
+        get: operations["listYieldedChatRuns"];
         put?: never;
         /**
          * Start a chat message in the background
@@ -297,6 +301,89 @@ export interface operations {
             };
         };
     };
+    listYieldedChatRuns: {
+        parameters: {
+            query: {
+                status: "yielded";
+                /** @description Only the steps waiting for an item of this kind. */
+                pending?: "approval" | "credentials";
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of waiting steps. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        runs: {
+                            workflow_id: string;
+                            step_id: string;
+                            /** @description Name it in the resume. */
+                            pause: number;
+                            /** @description What a `yield` waits for; present only then. */
+                            pending: {
+                                /** @enum {string} */
+                                kind: "credentials" | "approval";
+                                detail: string;
+                            }[];
+                            /** @description The step's answer at the pause: what approving lets it act on. */
+                            draft: string;
+                            /** @description The request the step works on. */
+                            message: string;
+                            asked_by: {
+                                /** @description The request's `context.user_id`, or `anonymous`. */
+                                user_id: string;
+                                /** @description The request's `context.session_id`. */
+                                session_id?: string;
+                                agent_id: string;
+                                workflow_id: string;
+                            };
+                            /**
+                             * Format: date-time
+                             * @description When it paused.
+                             */
+                            asked_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        /** @description Present when the page is full: pass it as `cursor` for the next. */
+                        next_cursor?: string;
+                    };
+                };
+            };
+            /** @description A query field is not valid; the message names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Credentials are missing or not valid (when the host's auth is on). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
     startChatRun: {
         parameters: {
             query?: never;
@@ -442,6 +529,16 @@ export interface operations {
                         };
                         /** @description The agent host running (or that last ran) the step. */
                         host: string | null;
+                        /** @description Every approve or deny that resumed the step, oldest first: who (the caller as the host authenticated it), which, when, for which pause. Absent before the first. */
+                        decisions?: {
+                            pause: number;
+                            /** @enum {string} */
+                            decision: "approve" | "deny";
+                            /** @description `user <tenant>/<user>` from a JWT, else `api key`, `client certificate` or `unauthenticated`. */
+                            decided_by: string;
+                            /** Format: date-time */
+                            decided_at: string;
+                        }[];
                         cancel_requested: boolean;
                         /**
                          * Format: date-time
@@ -697,6 +794,16 @@ export interface operations {
                         };
                         /** @description The agent host running (or that last ran) the step. */
                         host: string | null;
+                        /** @description Every approve or deny that resumed the step, oldest first: who (the caller as the host authenticated it), which, when, for which pause. Absent before the first. */
+                        decisions?: {
+                            pause: number;
+                            /** @enum {string} */
+                            decision: "approve" | "deny";
+                            /** @description `user <tenant>/<user>` from a JWT, else `api key`, `client certificate` or `unauthenticated`. */
+                            decided_by: string;
+                            /** Format: date-time */
+                            decided_at: string;
+                        }[];
                         cancel_requested: boolean;
                         /**
                          * Format: date-time
