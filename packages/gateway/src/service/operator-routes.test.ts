@@ -207,6 +207,50 @@ describe("gateway /v1/operator (the console's read-only views)", () => {
     assert.equal(relayed?.key, "agent-key");
   });
 
+  it("lists the steps waiting for approval, decides one in the background, reads its run", async () => {
+    assert.deepEqual(await (await get("/v1/operator/approvals?limit=5&cursor=abc")).json(), {
+      path: "/api/v1/chat/runs?status=yielded&pending=approval&limit=5&cursor=abc",
+    });
+    assert.deepEqual(await (await get("/v1/operator/runs/wf_1/step_2")).json(), {
+      path: "/api/v1/chat/runs/wf_1/step_2",
+    });
+    const decide = (body: unknown, path = "/v1/operator/approvals/wf_1/step_2") =>
+      fetch(`${gateway.urls.rest}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": "operator-key", "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    const forwarded = chat.seen.length;
+    assert.equal((await decide({ approval: "approve", pause: 1 })).status, 200);
+    const resume = chat.seen.at(-1);
+    assert.deepEqual(
+      [resume?.method, resume?.url, resume?.key, JSON.parse(resume?.body ?? "{}")],
+      [
+        "POST",
+        "/api/v1/chat/runs/wf_1/step_2/resume",
+        "agent-key",
+        { approval: "approve", pause: 1, background: true },
+      ],
+    );
+    for (const [body, field] of [
+      [{ approval: "yes", pause: 1 }, "approval"],
+      [{ approval: "deny" }, "pause"],
+      [{ approval: "deny", pause: -1 }, "pause"],
+    ] as const) {
+      const refused = await decide(body);
+      assert.equal(refused.status, 400);
+      assert.match(
+        ((await refused.json()) as { message: string }).message,
+        new RegExp(`${field} must`),
+      );
+    }
+    assert.equal(
+      (await decide({ approval: "deny", pause: 1 }, "/v1/operator/approvals/w.1/s")).status,
+      400,
+    );
+    assert.equal(chat.seen.length, forwarded + 1, "a refused decision reaches no agent host");
+  });
+
   it("says which service could not be reached", async () => {
     await memory.close();
     const answer = await get("/v1/operator/memory/users?tenant_id=acme");

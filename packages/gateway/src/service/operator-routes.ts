@@ -86,6 +86,48 @@ export function configureOperatorRoutes(app: FastifyInstance, options: OperatorR
     },
   );
 
+  app.get<{ Querystring: { limit?: string; cursor?: string } }>(
+    "/v1/operator/approvals",
+    described("approvals"),
+    (request, reply) => {
+      const { limit, cursor } = request.query;
+      const filter = { status: "yielded", pending: "approval", limit, cursor };
+      return forward(reply, chat, "GET", `/chat/runs${query(filter)}`);
+    },
+  );
+
+  app.post<{ Params: { workflow_id: string; step_id: string }; Body: unknown }>(
+    "/v1/operator/approvals/:workflow_id/:step_id",
+    described("decide"),
+    (request, reply) => {
+      const { workflow_id, step_id } = request.params;
+      traceIds(workflow_id, step_id);
+      const { approval, pause } = (request.body ?? {}) as Record<string, unknown>;
+      if (approval !== "approve" && approval !== "deny") {
+        throw new AtriumError(Code.InvalidArgument, "approval must be approve or deny");
+      }
+      if (!Number.isInteger(pause) || (pause as number) < 0) {
+        throw new AtriumError(Code.InvalidArgument, "pause must be a non-negative integer");
+      }
+      // In the background: the console must not hold a request open while the step runs on.
+      return forward(reply, chat, "POST", `/chat/runs/${workflow_id}/${step_id}/resume`, {
+        approval,
+        pause,
+        background: true,
+      });
+    },
+  );
+
+  app.get<{ Params: { workflow_id: string; step_id: string } }>(
+    "/v1/operator/runs/:workflow_id/:step_id",
+    described("run"),
+    (request, reply) => {
+      const { workflow_id, step_id } = request.params;
+      traceIds(workflow_id, step_id);
+      return forward(reply, chat, "GET", `/chat/runs/${workflow_id}/${step_id}`);
+    },
+  );
+
   app.get<{ Params: { workflow_id: string } }>(
     "/v1/operator/workflows/:workflow_id/stream",
     described("stream"),

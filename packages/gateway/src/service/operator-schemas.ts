@@ -97,6 +97,69 @@ export const operatorRouteSchemas = {
       404: chatFailure("The agent host has no trace of that step (its `{error}` body)."),
     },
   },
+  approvals: {
+    operationId: "listOperatorApprovals",
+    summary: "List the steps waiting for a person's approval",
+    description:
+      "The agent host's `GET /chat/runs?status=yielded&pending=approval`: newest pause first, " +
+      "with what is asked, the draft, who asked and when.",
+    querystring: {
+      type: "object",
+      properties: {
+        limit: { type: "integer", minimum: 1, maximum: 200 },
+        cursor: { ...text, description: "The `next_cursor` of the previous page." },
+      },
+    },
+    response: {
+      200: open("The agent host's `GET /chat/runs` answer (chat document)."),
+      ...refused,
+    },
+  },
+  decide: {
+    operationId: "decideOperatorApproval",
+    summary: "Approve or deny a waiting step",
+    description:
+      "Resumes the step in the background with the decision (the agent host's " +
+      "`POST /chat/runs/{workflow_id}/{step_id}/resume`), which the host records on the run; " +
+      "read the outcome with the run route.",
+    params: {
+      type: "object",
+      required: ["workflow_id", "step_id"],
+      properties: { workflow_id: traceId, step_id: traceId },
+    },
+    body: {
+      type: "object",
+      required: ["approval", "pause"],
+      properties: {
+        approval: { type: "string", enum: ["approve", "deny"] },
+        pause: { type: "integer", minimum: 0, description: "The pause the decision answers." },
+      },
+    },
+    response: {
+      202: open(
+        "Accepted: an approved step resumed in the background, a denied one ended as failed.",
+      ),
+      ...withBody,
+      404: chatFailure("The agent host has no run of that step (its `{error}` body)."),
+      409: chatFailure("The step is no longer waiting for that pause (decided already, ended)."),
+    },
+  },
+  run: {
+    operationId: "readOperatorRun",
+    summary: "Read a step's run status, with its audited decisions",
+    params: {
+      type: "object",
+      required: ["workflow_id", "step_id"],
+      properties: { workflow_id: traceId, step_id: traceId },
+    },
+    response: {
+      200: open(
+        "The agent host's `GET /chat/runs/{workflow_id}/{step_id}` answer (chat document).",
+      ),
+      ...refused,
+      404: chatFailure("The agent host has no run of that step (its `{error}` body)."),
+    },
+  },
   stream: {
     operationId: "streamOperatorTraces",
     summary: "Follow a workflow's trace events (SSE)",

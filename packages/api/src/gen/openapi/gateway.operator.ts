@@ -72,6 +72,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/operator/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the steps waiting for a person's approval
+         * @description The agent host's `GET /chat/runs?status=yielded&pending=approval`: newest pause first, with what is asked, the draft, who asked and when.
+         */
+        get: operations["listOperatorApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/approvals/{workflow_id}/{step_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a waiting step
+         * @description Resumes the step in the background with the decision (the agent host's `POST /chat/runs/{workflow_id}/{step_id}/resume`), which the host records on the run; read the outcome with the run route.
+         */
+        post: operations["decideOperatorApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/operator/runs/{workflow_id}/{step_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a step's run status, with its audited decisions */
+        get: operations["readOperatorRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/operator/workflows/{workflow_id}/stream": {
         parameters: {
             query?: never;
@@ -469,6 +526,306 @@ export interface operations {
                 };
             };
             /** @description The agent host has no trace of that step (its `{error}` body). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Unavailable: the broker, memory service or agent host cannot be reached. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listOperatorApprovals: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent host's `GET /chat/runs` answer (chat document). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description InvalidArgument: a parameter is malformed; the message names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Unauthenticated: no `X-API-Key` (with `GATEWAY_REQUIRE_API_KEY=true`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description PermissionDenied: a wrong key, or a caller outside `ALLOWED_CIDRS`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Unavailable: the broker, memory service or agent host cannot be reached. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    decideOperatorApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    approval: "approve" | "deny";
+                    /** @description The pause the decision answers. */
+                    pause: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: an approved step resumed in the background, a denied one ended as failed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description InvalidArgument: a parameter is malformed; the message names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Unauthenticated: no `X-API-Key` (with `GATEWAY_REQUIRE_API_KEY=true`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description PermissionDenied: a wrong key, or a caller outside `ALLOWED_CIDRS`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description The agent host has no run of that step (its `{error}` body). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The step is no longer waiting for that pause (decided already, ended). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description The request body is larger than the gateway accepts (`bodyLimit`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Unavailable: the broker, memory service or agent host cannot be reached. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    readOperatorRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent host's `GET /chat/runs/{workflow_id}/{step_id}` answer (chat document). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description InvalidArgument: a parameter is malformed; the message names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Unauthenticated: no `X-API-Key` (with `GATEWAY_REQUIRE_API_KEY=true`). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description PermissionDenied: a wrong key, or a caller outside `ALLOWED_CIDRS`. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The gRPC status code name, e.g. `NotFound`. */
+                        code: string;
+                        /** @description What went wrong, for a human. */
+                        message: string;
+                    };
+                };
+            };
+            /** @description The agent host has no run of that step (its `{error}` body). */
             404: {
                 headers: {
                     [name: string]: unknown;
