@@ -1,5 +1,5 @@
 import type { SqlExecutor } from "@atrium/kit";
-import { TURN_SOURCE, type Turn } from "./turns.js";
+import { TURN_COLUMNS, type Turn, type TurnRow, toTurn } from "./turns.js";
 
 /**
  * For each given agent message, the user message just before it in its session: the turn it
@@ -37,23 +37,14 @@ async function adjacentTurns(
   if (ids.length === 0) return new Map();
   const [from, to, order, step] =
     wanted === "answered" ? ["agent", "user", "DESC", "<"] : ["user", "agent", "ASC", ">"];
-  const { rows } = await db.query<{
-    reply_id: string;
-    id: string;
-    chain_id: string | null;
-    session_id: string;
-    role: "user" | "agent";
-    source: Turn["source"];
-    content: string;
-    occurred_at: Date;
-  }>(
+  const { rows } = await db.query<TurnRow & { reply_id: string }>(
     // The scope's window index (partial: not superseded) walks back from the reply to the
     // session's previous message; without its predicate the planner scans the user's events.
     `SELECT r.id AS reply_id, p.id, p.chain_id, p.session_id, p.role, p.source, p.content,
        p.occurred_at
      FROM memory_events r
      CROSS JOIN LATERAL (
-       SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+       SELECT ${TURN_COLUMNS}
        FROM memory_events e
        WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
          AND e.superseded_by IS NULL AND e.seq ${step} r.seq AND e.session_id = r.session_id
@@ -64,18 +55,5 @@ async function adjacentTurns(
        AND p.role = '${to}'`,
     [owner.tenantId, owner.userId, ids],
   );
-  return new Map(
-    rows.map((r) => [
-      r.reply_id,
-      {
-        eventId: r.id,
-        ...(r.chain_id ? { chainId: r.chain_id } : {}),
-        sessionId: r.session_id,
-        role: r.role,
-        source: r.source,
-        content: r.content,
-        occurredAt: r.occurred_at,
-      },
-    ]),
-  );
+  return new Map(rows.map((r) => [r.reply_id, toTurn(r)]));
 }

@@ -1,6 +1,6 @@
 import type { SqlExecutor } from "@atrium/kit";
 import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
-import { TURN_SOURCE, type Turn } from "./turns.js";
+import { TURN_COLUMNS, type Turn, type TurnRow, toTurn } from "./turns.js";
 
 /**
  * The user's messages said between `from` and `to`, nearest to `near` first: where a question
@@ -15,16 +15,8 @@ export async function turnsSaidBetween(
   const params: unknown[] = [query.tenantId, query.userId, window.from, window.to];
   const extra = scopeFilterClause(query, params, "e");
   params.push(window.near, limit);
-  const { rows } = await db.query<{
-    id: string;
-    chain_id: string | null;
-    session_id: string;
-    role: "user" | "agent";
-    source: Turn["source"];
-    content: string;
-    occurred_at: Date;
-  }>(
-    `SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+  const { rows } = await db.query<TurnRow>(
+    `SELECT ${TURN_COLUMNS}
      FROM memory_events e
      WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.occurred_at >= $3 AND e.occurred_at < $4
        AND e.search_vector IS NOT NULL${extra}
@@ -32,13 +24,5 @@ export async function turnsSaidBetween(
      LIMIT $${params.length}`,
     params,
   );
-  return rows.map((r) => ({
-    eventId: r.id,
-    ...(r.chain_id ? { chainId: r.chain_id } : {}),
-    sessionId: r.session_id,
-    role: r.role,
-    source: r.source,
-    content: r.content,
-    occurredAt: r.occurred_at,
-  }));
+  return rows.map(toTurn);
 }

@@ -1,7 +1,7 @@
 import type { Sql } from "@atrium/kit";
 import type { EventSource } from "../domain.js";
 import { type ScopeFilter, scopeFilterClause } from "./scope-filter.js";
-import { TURN_SOURCE } from "./turns.js";
+import { TURN_COLUMNS, type TurnRow, toTurn } from "./turns.js";
 
 /**
  * BM25 over PostgreSQL's English full-text vectors (migrations/0003_lexical_search.sql), scoped
@@ -159,17 +159,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         query.limit,
       );
       const n = params.length;
-      const { rows } = await sql.query<{
-        id: string;
-        chain_id: string | null;
-        session_id: string;
-        role: "user" | "agent";
-        source: EventSource;
-        content: string;
-        occurred_at: Date;
-        score: number;
-        matched_idf: number;
-      }>(
+      const { rows } = await sql.query<TurnRow & { score: number; matched_idf: number }>(
         `WITH candidates AS (
            SELECT e.id, e.seq, e.search_vector FROM memory_events e
            WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL
@@ -188,21 +178,14 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            ) s
            ORDER BY s.score DESC, c.seq DESC LIMIT $${n}
          )
-         SELECT e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at, b.score,
-           b.matched_idf
+         SELECT ${TURN_COLUMNS}, b.score, b.matched_idf
          FROM best b JOIN memory_events e ON e.id = b.id
          ORDER BY b.score DESC, b.seq DESC`,
         params,
       );
       const all = totalIdf(terms);
       return rows.map((r) => ({
-        eventId: r.id,
-        ...(r.chain_id ? { chainId: r.chain_id } : {}),
-        sessionId: r.session_id,
-        role: r.role,
-        source: r.source,
-        content: r.content,
-        occurredAt: r.occurred_at,
+        ...toTurn(r),
         score: Number(r.score),
         coverage: all > 0 ? Number(r.matched_idf) / all : 0,
       }));

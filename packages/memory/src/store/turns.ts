@@ -13,8 +13,10 @@ export interface Turn {
   occurredAt: Date;
 }
 
-interface TurnRow {
+/** A turn as `TURN_COLUMNS` selects it. */
+export interface TurnRow {
   id: string;
+  chain_id: string | null;
   session_id: string;
   role: "user" | "agent";
   source: EventSource;
@@ -25,8 +27,13 @@ interface TurnRow {
 /** A turn's source as a column: rows stored before sources were recorded read as their role. */
 export const TURN_SOURCE = "coalesce(e.source, e.role) AS source";
 
-const toTurn = (r: TurnRow): Turn => ({
+/** The columns of a turn of `memory_events e`, in the shape of TurnRow. */
+export const TURN_COLUMNS = `e.id, e.chain_id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at`;
+
+/** A selected turn, with the chain it joined once its chain check is done. */
+export const toTurn = (r: TurnRow): Turn & { chainId?: string } => ({
   eventId: r.id,
+  ...(r.chain_id ? { chainId: r.chain_id } : {}),
   sessionId: r.session_id,
   role: r.role,
   source: r.source,
@@ -43,8 +50,8 @@ export const turnStore = {
     chainIds: string[],
   ): Promise<Map<string, Turn[]>> {
     if (chainIds.length === 0) return new Map();
-    const { rows } = await db.query<TurnRow & { chain_id: string }>(
-      `SELECT c.id AS chain_id, e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+    const { rows } = await db.query<TurnRow & { of_chain: string }>(
+      `SELECT c.id AS of_chain, ${TURN_COLUMNS}
        FROM memory_chains c
        JOIN memory_events e ON e.id = ANY(c.event_ids)
        WHERE c.id = ANY($3::uuid[]) AND c.tenant_id = $1 AND c.user_id = $2
@@ -54,9 +61,9 @@ export const turnStore = {
     );
     const byChain = new Map<string, Turn[]>();
     for (const row of rows) {
-      const turns = byChain.get(row.chain_id) ?? [];
+      const turns = byChain.get(row.of_chain) ?? [];
       turns.push(toTurn(row));
-      byChain.set(row.chain_id, turns);
+      byChain.set(row.of_chain, turns);
     }
     return byChain;
   },
@@ -69,7 +76,7 @@ export const turnStore = {
   ): Promise<Turn[]> {
     if (ids.length === 0) return [];
     const { rows } = await db.query<TurnRow>(
-      `SELECT e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at
+      `SELECT ${TURN_COLUMNS}
        FROM memory_events e
        WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2`,
       [owner.tenantId, owner.userId, ids],
@@ -92,7 +99,7 @@ export const turnStore = {
     const extra = scopeFilterClause(query, params, "e");
     params.push(limit);
     const { rows } = await db.query<TurnRow>(
-      `SELECT e.id, e.session_id, e.role, ${TURN_SOURCE}, e.content, e.occurred_at FROM memory_events e
+      `SELECT ${TURN_COLUMNS} FROM memory_events e
        WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
          AND e.search_vector IS NOT NULL${extra}
        ORDER BY e.seq DESC LIMIT $${params.length}`,
