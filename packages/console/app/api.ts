@@ -38,7 +38,9 @@ export async function callApi<T>(method: string, path: string, body?: unknown): 
   const text = await response.text();
   const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   if (!response.ok) {
-    const message = typeof json.message === "string" ? json.message : response.statusText;
+    // The gateway's errors carry `message`; the agent host's, passed through, carry `error`.
+    const reason = json.message ?? json.error;
+    const message = typeof reason === "string" ? reason : response.statusText;
     throw new ApiError(response.status, `${response.status}: ${message}`);
   }
   return json as T;

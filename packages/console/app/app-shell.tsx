@@ -1,6 +1,7 @@
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { forgetOperatorKey, operatorKey, rememberOperatorKey } from "./api";
+import { ApprovalsPage } from "./approvals-page";
 import { AuditPage } from "./audit-page";
 import { CredentialsPage } from "./credentials-page";
 import { MemoryPage } from "./memory-page";
@@ -15,6 +16,7 @@ const pages: { id: string; title: string; page: ComponentType }[] = [
   { id: "audit", title: "Audit", page: AuditPage },
   { id: "webhooks", title: "Webhooks", page: WebhooksPage },
   { id: "traces", title: "Traces", page: TracesPage },
+  { id: "approvals", title: "Approvals", page: ApprovalsPage },
   { id: "memory", title: "Memory", page: MemoryPage },
 ];
 
