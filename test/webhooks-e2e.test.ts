@@ -7,7 +7,7 @@ import { createLogger } from "@atrium/kit";
 import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
 import { verifyWebhook } from "@atrium/sdk";
 import { testBrokerEnv } from "../packages/broker/src/testing/test-broker.js";
-import { startWebhookReceiver } from "../packages/broker/src/testing/webhook-receiver.js";
+import { startWebhookReceiver } from "../packages/kit/src/testing/webhook-receiver.js";
 
 /**
  * A subscription made through the gateway hears a capture and a revocation made through the

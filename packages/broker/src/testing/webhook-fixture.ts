@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import type { TestContext } from "node:test";
-import { startBrokerOnTestPostgres, type TestBroker, testBrokerEnv } from "./test-broker.js";
 import {
   type ReceivedWebhook,
   type ReceiverAnswer,
   startWebhookReceiver,
-} from "./webhook-receiver.js";
+} from "@atrium/kit/testing";
+import { startBrokerOnTestPostgres, type TestBroker, testBrokerEnv } from "./test-broker.js";
 
 /**
  * What the webhook tests share: a broker allowed to deliver to a loopback receiver with fast

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { LookupAddress } from "node:dns";
 import { test } from "node:test";
-import { startWebhookReceiver } from "../testing/webhook-receiver.js";
+import { startWebhookReceiver } from "@atrium/kit/testing";
 import { createAddressVetter, type ResolveHost, WebhookAddressError } from "./webhook-address.js";
 import { postWebhook } from "./webhook-request.js";
 

@@ -4,7 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { createPgliteSql, createPostgresSql, type Sql } from "@atrium/kit";
-import { createTestPostgres, eventually, needsServer } from "@atrium/kit/testing";
+import {
+  createTestPostgres,
+  eventually,
+  needsServer,
+  startWebhookReceiver,
+} from "@atrium/kit/testing";
 import { startTestBroker, type TestBroker } from "../testing/test-broker.js";
 import {
   revoked,
@@ -13,7 +18,6 @@ import {
   subscribe,
   webhookEnv,
 } from "../testing/webhook-fixture.js";
-import { startWebhookReceiver } from "../testing/webhook-receiver.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
 
 interface DeliveryView {

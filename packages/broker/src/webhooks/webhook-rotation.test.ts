@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Sql } from "@atrium/kit";
+import type { ReceivedWebhook, WebhookReceiver } from "@atrium/kit/testing";
 import { needsServer } from "@atrium/kit/testing";
 import type { TestBroker } from "../testing/test-broker.js";
 import {
@@ -9,7 +10,6 @@ import {
   startWebhookBroker,
   subscribe,
 } from "../testing/webhook-fixture.js";
-import type { ReceivedWebhook, WebhookReceiver } from "../testing/webhook-receiver.js";
 import { enqueueWebhookEvent } from "./webhook-events.js";
 
 /** Deliveries happen only on the test's own worker passes (deliverOne). */

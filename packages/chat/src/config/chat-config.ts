@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import {
+  ConfigError,
   type Env,
   envBoolean,
   envDuration,
@@ -8,9 +9,11 @@ import {
   envString,
   envUrl,
   loadConfig,
+  webhookSecretKey,
 } from "@atrium/kit";
 import { z } from "zod";
 import type { LlmConfig, LlmTier } from "../llm/llm-client.js";
+import type { StepWebhookSettings } from "../webhooks/step-webhook-worker.js";
 
 const schema = z.object({
   AGENT_HOST: envString().default("0.0.0.0"),
@@ -25,6 +28,12 @@ const schema = z.object({
   TRACE_LOG_CAPACITY: envInteger({ min: 1, max: 1_000_000 }).default(10_000),
   CHAT_STREAM_TIMEOUT: envDuration().default(300_000),
   CHAT_HEARTBEAT_INTERVAL: envDuration().default(15_000),
+  CHAT_WEBHOOK_URL: envUrl({ protocols: ["http", "https"] }).optional(),
+  CHAT_WEBHOOK_SECRET: envString().optional(),
+  CHAT_WEBHOOK_TIMEOUT: envDuration().default(10_000),
+  CHAT_WEBHOOK_RETRY_BASE: envDuration().default(5_000),
+  CHAT_WEBHOOK_RETRY_WINDOW: envDuration().default(86_400_000),
+  CHAT_WEBHOOK_POLL_INTERVAL: envDuration().default(1_000),
   LLM_BASE_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   LLM_API_KEY: envString().optional(),
   LLM_MODEL: envString().default("gpt-4o-mini"),
@@ -65,6 +74,8 @@ export interface AgentConfig {
   traceLogCapacity: number;
   streamTimeoutMs: number;
   heartbeatMs: number;
+  /** Where step events (chat.step.*) are sent, signed; absent, none is recorded. */
+  stepWebhooks?: StepWebhookSettings;
   llm?: LlmConfig;
   memory?: { url: string; apiKey?: string };
   allowedHosts: string[];
@@ -88,6 +99,26 @@ export function loadAgentConfig(env: Env): AgentConfig {
   if (c.LLM_MODEL_COMMUNICATOR) tiers.communicator = c.LLM_MODEL_COMMUNICATOR;
   // The memory client speaks gRPC; MEMORY_URL is accepted when it names that endpoint.
   const memoryUrl = c.MEMORY_GRPC_URL ?? c.MEMORY_URL;
+  let stepWebhooks: StepWebhookSettings | undefined;
+  if (c.CHAT_WEBHOOK_URL) {
+    if (!c.CHAT_WEBHOOK_SECRET) {
+      throw new ConfigError("invalid configuration: CHAT_WEBHOOK_URL needs CHAT_WEBHOOK_SECRET");
+    }
+    const key = webhookSecretKey(c.CHAT_WEBHOOK_SECRET);
+    if (!key) {
+      throw new ConfigError(
+        "invalid configuration: CHAT_WEBHOOK_SECRET must be whsec_ and the base64 of 24 to 64 bytes",
+      );
+    }
+    stepWebhooks = {
+      url: c.CHAT_WEBHOOK_URL.toString(),
+      key,
+      pollMs: c.CHAT_WEBHOOK_POLL_INTERVAL,
+      timeoutMs: c.CHAT_WEBHOOK_TIMEOUT,
+      retryBaseMs: c.CHAT_WEBHOOK_RETRY_BASE,
+      retryWindowMs: c.CHAT_WEBHOOK_RETRY_WINDOW,
+    };
+  }
   return {
     host: c.AGENT_HOST,
     port: c.AGENT_PORT,
@@ -100,6 +131,7 @@ export function loadAgentConfig(env: Env): AgentConfig {
     traceLogCapacity: c.TRACE_LOG_CAPACITY,
     streamTimeoutMs: c.CHAT_STREAM_TIMEOUT,
     heartbeatMs: Math.min(c.CHAT_HEARTBEAT_INTERVAL, 15_000),
+    stepWebhooks,
     llm: c.LLM_BASE_URL
       ? {
           baseUrl: c.LLM_BASE_URL.toString(),

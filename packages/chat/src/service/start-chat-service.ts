@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { join } from "node:path";
 import {
   authConfigFromEnv,
   authEnabled,
@@ -23,6 +26,9 @@ import { createMemoryGateway } from "../memory/memory-gateway.js";
 import { createChatRouter } from "../router/chat-router.js";
 import { chatMigrationsDir, createSqlTraceStore } from "../trace/sql-trace-store.js";
 import { createTraceBus } from "../trace/trace-bus.js";
+import { createFileWebhookOutbox } from "../webhooks/file-webhook-outbox.js";
+import { createSqlWebhookOutbox } from "../webhooks/sql-webhook-outbox.js";
+import { createStepWebhookWorker } from "../webhooks/step-webhook-worker.js";
 import { chatMountPrefix, registerChatDescription } from "./chat-description.js";
 import { refuseOpenListener } from "./open-listener.js";
 
@@ -101,6 +107,13 @@ export async function startAgentService(
         ),
     });
     resources.defer(() => traceBus.close());
+    // Step events wait beside the run state (the database, or the traces directory) until
+    // delivered, so a host that dies after a step ended leaves its event to the next one.
+    const stepEvents = config.stepWebhooks
+      ? sql
+        ? createSqlWebhookOutbox(sql)
+        : createFileWebhookOutbox(join(config.tracesDir, ".webhooks"))
+      : undefined;
     const kernel = createKernel({
       traceBus,
       llm: config.llm ? createLlmClient(config.llm) : undefined,
@@ -136,6 +149,7 @@ export async function startAgentService(
             streamTimeoutMs: config.streamTimeoutMs,
             heartbeatMs: config.heartbeatMs,
             onError: (error, where) => logger.error({ err: error, where }, "chat request failed"),
+            ...(stepEvents ? { stepEvents } : {}),
           }),
           { prefix: chatMountPrefix },
         );
@@ -151,6 +165,16 @@ export async function startAgentService(
     });
     const { restUrl } = await host.start();
     resources.defer(() => host.stop());
+    if (stepEvents && config.stepWebhooks) {
+      const worker = createStepWebhookWorker({
+        outbox: stepEvents,
+        settings: config.stepWebhooks,
+        instanceId: `chat-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+        logger,
+      });
+      worker.start();
+      resources.defer(() => worker.stop());
+    }
     logger.info(
       {
         rest: restUrl,

@@ -5,3 +5,4 @@ export { type OpenQueue, queueContract } from "./queue-contract.js";
 export * from "./redis-connections.js";
 export * from "./servers.js";
 export * from "./test-postgres.js";
+export * from "./webhook-receiver.js";
