@@ -38,6 +38,9 @@ type ChatRequest struct {
 	AgentID      string         `json:"agent_id,omitempty"`
 	SystemPrompt string         `json:"system_prompt,omitempty"`
 	Context      map[string]any `json:"context,omitempty"`
+	// OnBusy is what to do while another step of the workflow runs: reject (409, the host's
+	// default), enqueue or interrupt.
+	OnBusy string `json:"on_busy,omitempty"`
 }
 
 type ChatSource struct {
