@@ -2,21 +2,40 @@
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Dict, Iterator, List, Mapping, Optional
+from typing import Any, AsyncIterator, Dict, Iterator, List, Literal, Mapping, Optional
 
 import httpx
 
 from ._http import Call, segment
 from ._transport import AsyncTransport, SyncTransport
 from .trace_stream import follow_trace, follow_trace_async
-from .types import ChatResponse, TraceEvent
+from .types import ChatResponse, ChatRun, ChatRunAccepted, TraceEvent
+
+OnBusy = Literal["reject", "enqueue", "interrupt"]
+
+
+def _present(body: Dict[str, Any]) -> Dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
 
 
 def _send(message: str, workflow_id: Optional[str], agent_id: Optional[str],
-          system_prompt: Optional[str], context: Optional[Dict[str, Any]]) -> Call:
-    body = {"message": message, "workflow_id": workflow_id, "agent_id": agent_id,
-            "system_prompt": system_prompt, "context": context}
-    return Call("POST", "chat", body={k: v for k, v in body.items() if v is not None})
+          system_prompt: Optional[str], context: Optional[Dict[str, Any]],
+          on_busy: Optional[OnBusy] = None, path: str = "chat") -> Call:
+    return Call("POST", path, body=_present({
+        "message": message, "workflow_id": workflow_id, "agent_id": agent_id,
+        "system_prompt": system_prompt, "context": context, "on_busy": on_busy}))
+
+
+def _run_path(workflow_id: str, step_id: str) -> str:
+    return f"chat/runs/{segment(workflow_id)}/{segment(step_id)}"
+
+
+def _resume(workflow_id: str, step_id: str, pause: Optional[int], approval: Optional[str],
+            connection_id: Optional[str], context: Optional[Dict[str, Any]],
+            background: bool) -> Call:
+    return Call("POST", _run_path(workflow_id, step_id) + "/resume", body=_present({
+        "pause": pause, "approval": approval, "connection_id": connection_id, "context": context,
+        "background": True if background else None}))
 
 
 def _history(workflow_id: str, step_id: str) -> Call:
@@ -46,10 +65,12 @@ class ChatClient:
 
     def send(self, message: str, *, workflow_id: Optional[str] = None,
              agent_id: Optional[str] = None, system_prompt: Optional[str] = None,
-             context: Optional[Dict[str, Any]] = None) -> ChatResponse:
+             context: Optional[Dict[str, Any]] = None,
+             on_busy: Optional[OnBusy] = None) -> ChatResponse:
         """Runs one message on the kernel and waits for the answer. Supply ``workflow_id`` to
-        open the trace stream before the answer arrives."""
-        return self._t.send(_send(message, workflow_id, agent_id, system_prompt, context))
+        open the trace stream before the answer arrives; ``on_busy`` says what to do while
+        another step of the workflow runs (default ``reject``: 409)."""
+        return self._t.send(_send(message, workflow_id, agent_id, system_prompt, context, on_busy))
 
     def stream(self, workflow_id: str, *, last_event_id: Optional[str] = None,
                max_reconnects: int = 5, reconnect_delay: float = 1.0) -> Iterator[TraceEvent]:
@@ -60,6 +81,39 @@ class ChatClient:
 
     def history(self, workflow_id: str, step_id: str) -> List[TraceEvent]:
         return self._t.send(_history(workflow_id, step_id))
+
+    def start(self, message: str, *, workflow_id: Optional[str] = None,
+              agent_id: Optional[str] = None, system_prompt: Optional[str] = None,
+              context: Optional[Dict[str, Any]] = None,
+              on_busy: Optional[OnBusy] = None) -> ChatRunAccepted:
+        """Starts a message in the background: answers at once with the step's ids (HTTP 202)."""
+        return self._t.send(_send(message, workflow_id, agent_id, system_prompt, context, on_busy,
+                                  "chat/runs"))
+
+    def run(self, workflow_id: str, step_id: str) -> ChatRun:
+        """The step's run: status, pause, pending, last answer."""
+        return self._t.send(Call("GET", _run_path(workflow_id, step_id)))
+
+    def resume(self, workflow_id: str, step_id: str, *, pause: Optional[int] = None,
+               approval: Optional[Literal["approve", "deny"]] = None,
+               connection_id: Optional[str] = None,
+               context: Optional[Dict[str, Any]] = None) -> ChatResponse:
+        """Resumes a yielded step with what it waits for and waits for its answer; a stale or
+        second resume raises AtriumError with status 409."""
+        return self._t.send(_resume(workflow_id, step_id, pause, approval, connection_id, context,
+                                    False))
+
+    def resume_in_background(self, workflow_id: str, step_id: str, *, pause: Optional[int] = None,
+                             approval: Optional[Literal["approve", "deny"]] = None,
+                             connection_id: Optional[str] = None,
+                             context: Optional[Dict[str, Any]] = None) -> ChatRunAccepted:
+        """Resumes a yielded step in the background (HTTP 202)."""
+        return self._t.send(_resume(workflow_id, step_id, pause, approval, connection_id, context,
+                                    True))
+
+    def cancel(self, workflow_id: str, step_id: str) -> ChatRun:
+        """Stops a queued, running or yielded step on whichever host runs it; the run afterwards."""
+        return self._t.send(Call("POST", _run_path(workflow_id, step_id) + "/cancel"))
 
 
 class AsyncChatClient:
@@ -80,8 +134,10 @@ class AsyncChatClient:
 
     async def send(self, message: str, *, workflow_id: Optional[str] = None,
                    agent_id: Optional[str] = None, system_prompt: Optional[str] = None,
-                   context: Optional[Dict[str, Any]] = None) -> ChatResponse:
-        return await self._t.send(_send(message, workflow_id, agent_id, system_prompt, context))
+                   context: Optional[Dict[str, Any]] = None,
+                   on_busy: Optional[OnBusy] = None) -> ChatResponse:
+        return await self._t.send(_send(message, workflow_id, agent_id, system_prompt, context,
+                                        on_busy))
 
     def stream(self, workflow_id: str, *, last_event_id: Optional[str] = None,
                max_reconnects: int = 5, reconnect_delay: float = 1.0) -> AsyncIterator[TraceEvent]:
@@ -91,3 +147,36 @@ class AsyncChatClient:
 
     async def history(self, workflow_id: str, step_id: str) -> List[TraceEvent]:
         return await self._t.send(_history(workflow_id, step_id))
+
+    async def start(self, message: str, *, workflow_id: Optional[str] = None,
+              agent_id: Optional[str] = None, system_prompt: Optional[str] = None,
+              context: Optional[Dict[str, Any]] = None,
+              on_busy: Optional[OnBusy] = None) -> ChatRunAccepted:
+        """Starts a message in the background: answers at once with the step's ids (HTTP 202)."""
+        return await self._t.send(_send(message, workflow_id, agent_id, system_prompt, context, on_busy,
+                                  "chat/runs"))
+
+    async def run(self, workflow_id: str, step_id: str) -> ChatRun:
+        """The step's run: status, pause, pending, last answer."""
+        return await self._t.send(Call("GET", _run_path(workflow_id, step_id)))
+
+    async def resume(self, workflow_id: str, step_id: str, *, pause: Optional[int] = None,
+               approval: Optional[Literal["approve", "deny"]] = None,
+               connection_id: Optional[str] = None,
+               context: Optional[Dict[str, Any]] = None) -> ChatResponse:
+        """Resumes a yielded step with what it waits for and waits for its answer; a stale or
+        second resume raises AtriumError with status 409."""
+        return await self._t.send(_resume(workflow_id, step_id, pause, approval, connection_id, context,
+                                    False))
+
+    async def resume_in_background(self, workflow_id: str, step_id: str, *, pause: Optional[int] = None,
+                             approval: Optional[Literal["approve", "deny"]] = None,
+                             connection_id: Optional[str] = None,
+                             context: Optional[Dict[str, Any]] = None) -> ChatRunAccepted:
+        """Resumes a yielded step in the background (HTTP 202)."""
+        return await self._t.send(_resume(workflow_id, step_id, pause, approval, connection_id, context,
+                                    True))
+
+    async def cancel(self, workflow_id: str, step_id: str) -> ChatRun:
+        """Stops a queued, running or yielded step on whichever host runs it; the run afterwards."""
+        return await self._t.send(Call("POST", _run_path(workflow_id, step_id) + "/cancel"))

@@ -222,6 +222,32 @@ class ChatResponse(TypedDict, total=False):
     pending: List[Dict[str, str]]
 
 
+class ChatRunAccepted(TypedDict):
+    """The answer of a background start or resume (HTTP 202)."""
+
+    workflow_id: str
+    step_id: str
+    status: Literal["queued", "running", "yielded", "completed", "failed", "cancelled"]
+
+
+class ChatRun(ChatRunAccepted, total=False):
+    """A step's run as ``GET /chat/runs/{workflow_id}/{step_id}`` shows it."""
+
+    # How many times the step paused; a resume may name the pause it answers.
+    pause: int
+    # When yielded: what the step waits for.
+    pending: List[Dict[str, str]]
+    # Why it failed or was cancelled.
+    reason: str
+    # The step's last answer (at its end or last pause): status, answer, sources, tokens, pending.
+    response: Dict[str, Any]
+    host: Optional[str]
+    cancel_requested: bool
+    lease_expires_at: str
+    created_at: str
+    updated_at: str
+
+
 class TraceEvent(TypedDict):
     workflow_id: str
     step_id: str
