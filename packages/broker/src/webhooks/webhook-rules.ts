@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
-import { webhookSecretKey } from "@atrium/kit";
 import { isLoopbackAddress, isPublicAddress } from "@atrium/kit/net";
+import { webhookSecretKey } from "@atrium/kit/webhook-signing";
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from "./webhook-events.js";
 
 /** Subscription fields as the API accepts them: absent means not sent. */
