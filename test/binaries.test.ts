@@ -83,7 +83,7 @@ test("npx atrium start ends its output with the newcomer's next steps", async (t
   // Ctrl-C reaches the whole process group, as in a terminal.
   process.kill(-child.pid!, "SIGINT");
   await new Promise((resolve) => child.stdout.once("close", resolve));
-  for (const service of ["agent", "gateway", "broker", "memory"]) {
+  for (const service of ["chat", "gateway", "broker", "memory"]) {
     assert.match(output, new RegExp(`"name":"${service}".*"msg":"service stopped"`));
   }
 });
