@@ -182,9 +182,10 @@ for (const [name, open] of backends) {
       instanceId: "host-a",
       logger,
     });
-    workerA.start();
+    const passA = workerA.runOnce();
     await eventually("host A is sending", () => receiver.received.length === 1);
     await workerA.stop();
+    assert.equal((await passA).delivered, 0, "A's attempt was cut, not counted");
 
     receiver.answer = () => 204;
     const hostB = openHost();
