@@ -184,11 +184,6 @@ export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {
-  describeRoutes,
-  type RouteDescriptionOptions,
-  registerRouteDescription,
-} from "./server/route-description.js";
-export {
   createServiceHost,
   type ServiceHost,
   type ServiceHostOptions,

@@ -3,11 +3,11 @@ import {
   authenticatorDescription,
   authenticatorSecurity,
   authenticatorSecuritySchemes,
-  describeRoutes,
-  type RouteDescriptionOptions,
-  registerRouteDescription,
+  openApiDefaultServer,
+  openApiLicence,
 } from "@atrium/kit";
-import type { FastifyInstance } from "fastify";
+import fastifySwagger from "@fastify/swagger";
+import Fastify, { type FastifyInstance } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
 import { createChatRouter } from "../router/chat-router.js";
 
@@ -20,26 +20,30 @@ export const chatMountPrefix = "/api/v1";
 /** Stamped from VERSION like every manifest (scripts/stamp-version.mjs). */
 const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
 
-const chatDescription: RouteDescriptionOptions = {
-  title: "chat",
-  version,
-  description:
-    "The agent host: POST a message to the kernel and get one answer, follow the run's " +
-    "trace events as Server-Sent Events, read them back later.\n\n" +
-    authenticatorDescription("ATRIUM_AGENT"),
-  port: 8000,
-  tags: [{ name: "chat", description: "Chat messages and their trace events." }],
-  security: authenticatorSecurity,
-  securitySchemes: { ...authenticatorSecuritySchemes },
-};
-
 /**
  * Registers @fastify/swagger, which collects the schemas and `tags` of every route registered
  * after it (so the chat router, not /health and /metrics), and serves the document at
  * chatDescriptionPath, behind the host's authentication like every chat route.
  */
 export async function registerChatDescription(app: FastifyInstance): Promise<void> {
-  await registerRouteDescription(app, chatDescription);
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.0.3",
+      info: {
+        title: "chat",
+        version,
+        description:
+          "The agent host: POST a message to the kernel and get one answer, follow the run's " +
+          "trace events as Server-Sent Events, read them back later.\n\n" +
+          authenticatorDescription("ATRIUM_AGENT"),
+        license: openApiLicence,
+      },
+      servers: [openApiDefaultServer(8000)],
+      tags: [{ name: "chat", description: "Chat messages and their trace events." }],
+      security: authenticatorSecurity,
+      components: { securitySchemes: { ...authenticatorSecuritySchemes } },
+    },
+  });
   app.get(chatDescriptionPath, { schema: { hide: true } }, async () => app.swagger());
 }
 
@@ -48,11 +52,17 @@ export async function registerChatDescription(app: FastifyInstance): Promise<voi
  * openapi/ (scripts/gen-chat-openapi.ts). Routes are only registered, never called, so the
  * kernel is a stand-in.
  */
-export function chatOpenApiDocument(): Promise<Record<string, unknown>> {
-  return describeRoutes(chatDescription, async (app) => {
+export async function chatOpenApiDocument(): Promise<Record<string, unknown>> {
+  const app = Fastify();
+  try {
+    await registerChatDescription(app);
     const kernel = { traceBus: {}, execute: () => Promise.reject(new Error("not served")) };
     await app.register(createChatRouter(kernel as unknown as ChatKernel), {
       prefix: chatMountPrefix,
     });
-  });
+    await app.ready();
+    return app.swagger() as unknown as Record<string, unknown>;
+  } finally {
+    await app.close();
+  }
 }
