@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { AtriumError, Code, type Sql, type SqlExecutor } from "@atrium/kit";
+import { AtriumError, Code, isUniqueViolation, type Sql, type SqlExecutor } from "@atrium/kit";
 import { type AuditEventInput, type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import { connectionStore } from "../connections/connection-store.js";
 import type { SecretBackend } from "../secrets/secret-backend.js";
@@ -123,12 +123,6 @@ function recordToFields(row: ProviderRecord): ProviderFields {
     if (row[column] !== "") fields[column] = row[column];
   }
   return fields;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === "object" && error !== null && (error as { code?: string }).code === "23505"
-  );
 }
 
 export function createProviderStore(options: ProviderStoreOptions): ProviderStore {

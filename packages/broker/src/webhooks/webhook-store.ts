@@ -4,6 +4,7 @@ import {
   Code,
   generateWebhookSecret,
   invalidArgument,
+  isUniqueViolation,
   type Sql,
   webhookSecretKey,
 } from "@atrium/kit";
@@ -141,12 +142,6 @@ function withAttemptDates(rows: WebhookDeliveryRecord[]): WebhookDeliveryRecord[
 
 const alreadyExists = (name: string | undefined) =>
   new AtriumError(Code.AlreadyExists, `a webhook named "${name}" already exists`);
-
-function isUniqueViolation(error: unknown): boolean {
-  return (
-    typeof error === "object" && error !== null && (error as { code?: string }).code === "23505"
-  );
-}
 
 /** What the audit log may say about a write: never the secret. */
 function auditedFields(fields: WebhookFields): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import type { Sql } from "@atrium/kit";
+import { isUniqueViolation, type Sql } from "@atrium/kit";
 import type {
   ApprovalDecision,
   ClaimResult,
@@ -48,10 +48,6 @@ function recordOf(row: RunRow): RunRecord {
     updated_at: row.updated_at.toISOString(),
   };
 }
-
-/** The one running step of a workflow is held by a partial unique index: a claim may hit it. */
-const isUniqueViolation = (error: unknown) =>
-  typeof error === "object" && error !== null && (error as { code?: string }).code === "23505";
 
 const lease = (param: string) => `now() + make_interval(secs => ${param}::double precision / 1000)`;
 
@@ -132,6 +128,7 @@ export function createSqlRunStore(sql: Sql): SqlRunStore {
     try {
       row = await one(text, params);
     } catch (error) {
+      // The one running step of a workflow is held by a partial unique index: a claim may hit it.
       if (isUniqueViolation(error)) return { busy: true } as const;
       throw error;
     }
