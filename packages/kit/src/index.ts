@@ -116,7 +116,6 @@ export {
   type LogLevel,
   logLevel,
   type RequestLogLevel,
-  requestLogLevel,
 } from "./logger/log-levels.js";
 export {
   createLogger,
@@ -177,7 +176,6 @@ export {
   forwardedCallerKey,
 } from "./server/caller-address.js";
 export { type Cidr, parseCidrList } from "./server/cidr.js";
-export { connectionsPerClient } from "./server/connection-limit.js";
 export { toFetchHeaders } from "./server/fetch-headers.js";
 export { type HostSettings, hostSettingsFromEnv } from "./server/host-settings.js";
 export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js";
