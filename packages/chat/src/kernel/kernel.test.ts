@@ -106,10 +106,10 @@ test("an extractive answer quotes each memory once", async (t) => {
   assert.equal(output.status, "success");
   assert.equal(output.metadata.role, "researcher");
   assert.equal(output.summary, note);
-  // The quote of memory is not stored as the agent's reply (it would echo as new evidence).
+  // The quote of memory is stored as memory's, not the agent's (it would echo as new evidence).
   assert.deepEqual(
-    memory.stored.map((s) => [s.userMessage, s.agentResponse]),
-    [["Tell me about my allergy to peanuts", ""]],
+    memory.stored.map((s) => [s.userMessage, s.agentResponse, s.agentResponseSource]),
+    [["Tell me about my allergy to peanuts", note, "memory"]],
   );
 });
 

@@ -335,11 +335,12 @@ export function createKernel(options: KernelOptions): ChatKernel {
         const pending: PendingItem[] = status === "yield" ? (final?.pending ?? []) : [];
         if (status === "success" && options.memory) {
           // An extractive answer (no LLM) quotes memory or pages back: stored as the agent's
-          // reply, a later search would quote the quote as new evidence. The user's turn stays.
+          // own reply, a later search would quote the quote as new evidence; as source memory it
+          // stays in the window and search leaves it out.
           const quotes =
             (final?.payload as { extractive?: unknown } | undefined)?.extractive === true;
           await options.memory
-            .remember(step.scope, input.task, quotes ? "" : summary)
+            .remember(step.scope, input.task, summary, quotes ? "memory" : "agent")
             .catch(() => think(step, "act", "could not store this turn in memory"));
         }
         return {

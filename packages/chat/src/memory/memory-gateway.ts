@@ -33,8 +33,16 @@ export interface MemoryGateway {
     limit: number,
     signal?: AbortSignal,
   ): Promise<MemoryHit[]>;
-  /** Stores a finished turn so later chats can recall it. */
-  remember(scope: MemoryScope, userMessage: string, answer: string): Promise<void>;
+  /**
+   * Stores a finished turn so later chats can recall it. `answerSource` `memory` marks an answer
+   * that only quotes memory back: kept in the window, never quoted by a search as new evidence.
+   */
+  remember(
+    scope: MemoryScope,
+    userMessage: string,
+    answer: string,
+    answerSource?: "agent" | "memory",
+  ): Promise<void>;
   /** Resolves when the memory service answers its health check. */
   health(): Promise<void>;
   /** Drops the HTTP/2 connection. */
@@ -116,9 +124,12 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
         }));
       });
     },
-    async remember(scope, userMessage, answer) {
+    async remember(scope, userMessage, answer, answerSource = "agent") {
       await withSession(scope, (sessionId) =>
-        client.storeInteraction({ sessionId, userMessage, agentResponse: answer }, { timeoutMs }),
+        client.storeInteraction(
+          { sessionId, userMessage, agentResponse: answer, agentResponseSource: answerSource },
+          { timeoutMs },
+        ),
       );
     },
     async health() {

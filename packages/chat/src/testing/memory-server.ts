@@ -7,7 +7,12 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 export interface FakeMemory {
   url: string;
   sessions: { tenantId: string; userId: string; agentId: string }[];
-  stored: { sessionId: string; userMessage: string; agentResponse: string }[];
+  stored: {
+    sessionId: string;
+    userMessage: string;
+    agentResponse: string;
+    agentResponseSource: string;
+  }[];
   apiKeys: (string | null)[];
   close(): Promise<void>;
 }
@@ -54,6 +59,7 @@ export async function startFakeMemory(notes: string[]): Promise<FakeMemory> {
             sessionId: req.sessionId,
             userMessage: req.userMessage,
             agentResponse: req.agentResponse,
+            agentResponseSource: req.agentResponseSource,
           });
           return { success: true, interactionId: "" };
         },
