@@ -204,6 +204,13 @@ export { createPgliteSql, type PgliteSqlOptions } from "./sql/pglite-sql.js";
 export { createPostgresSql, type PostgresSqlOptions } from "./sql/postgres-sql.js";
 export type { Sql, SqlExecutor, SqlLogger, SqlResult } from "./sql/sql.js";
 export { isUniqueViolation } from "./sql/unique-violation.js";
+export {
+  createOutboxDrain,
+  type OutboxAttempt,
+  type OutboxDrain,
+  type OutboxDrainOptions,
+  type OutboxPass,
+} from "./webhooks/create-outbox-drain.js";
 export { retryDelayMs } from "./webhooks/webhook-retry.js";
 export {
   generateWebhookSecret,

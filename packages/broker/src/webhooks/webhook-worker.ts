@@ -1,4 +1,12 @@
-import { createPeriodicPass, type Logger, retryDelayMs, type Sql, signWebhook } from "@atrium/kit";
+import {
+  createOutboxDrain,
+  type Logger,
+  type OutboxAttempt,
+  type OutboxDrain,
+  retryDelayMs,
+  type Sql,
+  signWebhook,
+} from "@atrium/kit";
 import type { WebhookSettings } from "../config/broker-config.js";
 import type { Vault } from "../vault/vault.js";
 import { createAddressVetter } from "./webhook-address.js";
@@ -22,20 +30,8 @@ export interface WebhookWorkerOptions {
   >;
 }
 
-export interface WebhookPassResult {
-  claimed: number;
-  delivered: number;
-  retrying: number;
-  failed: number;
-}
-
-export interface WebhookWorker {
-  /** One pass: claims due deliveries until none is left and sends them. */
-  runOnce(): Promise<WebhookPassResult>;
-  start(): void;
-  /** Stops scheduling, aborts requests in flight (their rows stay due) and waits for the pass. */
-  stop(): Promise<void>;
-}
+/** One pass claims due deliveries until none is left and sends them (kit's outbox drain). */
+export type WebhookWorker = OutboxDrain;
 
 interface ClaimedDelivery {
   id: string;
@@ -74,10 +70,9 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
   const { sql, settings, logger } = options;
   // Longer than any attempt, so a live instance never loses a lease it still uses.
   const leaseSeconds = Math.ceil(settings.timeoutMs / 1000) * 2 + 30;
-  let abort = new AbortController();
   const vetAddresses = createAddressVetter({ allowLoopback: settings.allowHttpLoopback });
 
-  async function claim(): Promise<ClaimedDelivery[]> {
+  async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const { rows } = await sql.query<ClaimedDelivery>(
       `WITH due AS (
          SELECT d.id FROM broker_webhook_deliveries d
@@ -94,7 +89,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
        RETURNING d.id, d.webhook_id, d.body, d.attempts, w.url, w.secret_enc,
                  CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret_enc END
                    AS previous_secret_enc`,
-      [options.instanceId, leaseSeconds, settings.batchSize],
+      [options.instanceId, leaseSeconds, limit],
     );
     return rows;
   }
@@ -149,8 +144,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     });
   }
 
-  async function send(delivery: ClaimedDelivery, result: WebhookPassResult): Promise<void> {
-    const stop = abort.signal;
+  async function send(delivery: ClaimedDelivery, stop: AbortSignal): Promise<OutboxAttempt> {
     let keys: Buffer[];
     try {
       keys = [openWebhookKey(options.vault, delivery.webhook_id, delivery.secret_enc)];
@@ -160,14 +154,13 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
         { webhookId: delivery.webhook_id, err: error },
         "webhook secret cannot be opened",
       );
-      await tally(delivery, result, {
+      return tally(delivery, {
         ok: false,
         statusCode: 0,
         error: "secret cannot be opened",
         durationMs: 0,
         at: new Date(),
       });
-      return;
     }
     if (delivery.previous_secret_enc) {
       try {
@@ -216,11 +209,11 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
     } catch (failure) {
       if (stop.aborted) {
         await release(delivery.id);
-        return;
+        return "lost";
       }
       error = failureText(failure, timeout.aborted, settings.timeoutMs);
     }
-    await tally(delivery, result, {
+    return tally(delivery, {
       ok: error === "",
       statusCode,
       error,
@@ -231,47 +224,24 @@ export function createWebhookWorker(options: WebhookWorkerOptions): WebhookWorke
 
   async function tally(
     delivery: ClaimedDelivery,
-    result: WebhookPassResult,
     outcome: Parameters<typeof record>[1],
-  ): Promise<void> {
+  ): Promise<OutboxAttempt> {
     const status = await record(delivery, outcome);
-    if (status === "lost") return;
-    result[status]++;
-    if (status !== "delivered") {
+    if (status !== "delivered" && status !== "lost") {
       logger.warn(
         { deliveryId: delivery.id, webhookId: delivery.webhook_id, error: outcome.error, status },
         "webhook delivery attempt failed",
       );
     }
+    return status;
   }
 
-  async function runOnce(): Promise<WebhookPassResult> {
-    const result: WebhookPassResult = { claimed: 0, delivered: 0, retrying: 0, failed: 0 };
-    while (!abort.signal.aborted) {
-      const rows = await claim();
-      result.claimed += rows.length;
-      await Promise.all(rows.map((row) => send(row, result)));
-      if (rows.length < settings.batchSize) break;
-    }
-    return result;
-  }
-
-  const loop = createPeriodicPass({
-    intervalMs: settings.pollMs,
-    run: () => runOnce(),
+  // Requests in flight are cut by stop(), and their rows released without counting an attempt.
+  return createOutboxDrain({
+    claim,
+    deliver: send,
+    batchSize: settings.batchSize,
+    pollMs: settings.pollMs,
     onError: (error) => logger.error({ err: error }, "webhook delivery pass failed"),
   });
-
-  return {
-    runOnce,
-    start() {
-      if (abort.signal.aborted) abort = new AbortController();
-      loop.start();
-    },
-    async stop() {
-      // Requests in flight are cut, and their rows released without counting an attempt.
-      abort.abort();
-      await loop.stop();
-    },
-  };
 }

@@ -1,4 +1,11 @@
-import { createPeriodicPass, type Logger, retryDelayMs, signWebhook } from "@atrium/kit";
+import {
+  createOutboxDrain,
+  type Logger,
+  type OutboxAttempt,
+  type OutboxDrain,
+  retryDelayMs,
+  signWebhook,
+} from "@atrium/kit";
 import type { OutboxEntry, WebhookOutbox } from "./webhook-outbox.js";
 
 export interface StepWebhookSettings {
@@ -21,20 +28,8 @@ export interface StepWebhookWorkerOptions {
   batchSize?: number;
 }
 
-export interface StepWebhookPass {
-  claimed: number;
-  delivered: number;
-  retrying: number;
-  failed: number;
-}
-
-export interface StepWebhookWorker {
-  /** One pass: claims due events until none is left and sends them. */
-  runOnce(): Promise<StepWebhookPass>;
-  start(): void;
-  /** Stops polling, cuts requests in flight (their events stay due) and waits for the pass. */
-  stop(): Promise<void>;
-}
+/** One pass claims due events until none is left and sends them (kit's outbox drain). */
+export type StepWebhookWorker = OutboxDrain;
 
 /**
  * Sends the outbox's step events to the chat host's webhook URL, signed as Standard Webhooks
@@ -45,14 +40,11 @@ export interface StepWebhookWorker {
  */
 export function createStepWebhookWorker(options: StepWebhookWorkerOptions): StepWebhookWorker {
   const { outbox, settings, logger } = options;
-  const batchSize = options.batchSize ?? 20;
   // Longer than any attempt, so a live host never loses a lease it still uses.
   const leaseMs = settings.timeoutMs * 2 + 30_000;
-  let abort = new AbortController();
   let sweptAt = 0;
 
-  async function send(entry: OutboxEntry, pass: StepWebhookPass): Promise<void> {
-    const stop = abort.signal;
+  async function send(entry: OutboxEntry, stop: AbortSignal): Promise<OutboxAttempt> {
     const timestamp = Math.floor(Date.now() / 1000);
     let error = "";
     try {
@@ -74,7 +66,7 @@ export function createStepWebhookWorker(options: StepWebhookWorkerOptions): Step
     } catch (failure) {
       if (stop.aborted) {
         await outbox.release(entry.id, options.instanceId);
-        return;
+        return "lost";
       }
       const cause = (failure as { cause?: { code?: string } }).cause;
       error =
@@ -84,8 +76,7 @@ export function createStepWebhookWorker(options: StepWebhookWorkerOptions): Step
     }
     if (error === "") {
       await outbox.settle(entry.id, options.instanceId, { delivered: true });
-      pass.delivered++;
-      return;
+      return "delivered";
     }
     const retryAt = new Date(Date.now() + retryDelayMs(entry.attempts + 1, settings.retryBaseMs));
     const open = retryAt.getTime() <= Date.parse(entry.created_at) + settings.retryWindowMs;
@@ -94,44 +85,24 @@ export function createStepWebhookWorker(options: StepWebhookWorkerOptions): Step
       error,
       ...(open ? { retryAt } : {}),
     });
-    pass[open ? "retrying" : "failed"]++;
     logger.warn(
       { webhookId: entry.id, type: entry.type, error, attempt: entry.attempts + 1, gaveUp: !open },
       "chat webhook delivery attempt failed",
     );
+    return open ? "retrying" : "failed";
   }
 
-  async function runOnce(): Promise<StepWebhookPass> {
-    const pass: StepWebhookPass = { claimed: 0, delivered: 0, retrying: 0, failed: 0 };
+  return createOutboxDrain({
+    claim: (limit) => outbox.claim(options.instanceId, leaseMs, limit),
+    deliver: send,
+    batchSize: options.batchSize ?? 20,
+    pollMs: settings.pollMs,
     // Settled events are kept a retry window for inspection, then swept, at most hourly.
-    if (outbox.sweep && Date.now() - sweptAt > 3600_000) {
+    async beforePass() {
+      if (!outbox.sweep || Date.now() - sweptAt <= 3600_000) return;
       sweptAt = Date.now();
       await outbox.sweep(Math.ceil(settings.retryWindowMs / 1000));
-    }
-    while (!abort.signal.aborted) {
-      const entries = await outbox.claim(options.instanceId, leaseMs, batchSize);
-      pass.claimed += entries.length;
-      await Promise.all(entries.map((entry) => send(entry, pass)));
-      if (entries.length < batchSize) break;
-    }
-    return pass;
-  }
-
-  const loop = createPeriodicPass({
-    intervalMs: settings.pollMs,
-    run: () => runOnce(),
+    },
     onError: (error) => logger.error({ err: error }, "chat webhook delivery pass failed"),
   });
-
-  return {
-    runOnce,
-    start() {
-      if (abort.signal.aborted) abort = new AbortController();
-      loop.start();
-    },
-    async stop() {
-      abort.abort();
-      await loop.stop();
-    },
-  };
 }
