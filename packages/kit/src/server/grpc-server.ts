@@ -40,6 +40,7 @@ import { refuseStream } from "./stream-refusal.js";
 import {
   defaultTransportLimits,
   headerListBytes,
+  headersTooLargeMessage,
   type TransportLimits,
 } from "./transport-limits.js";
 
@@ -248,8 +249,8 @@ function routeStreams(
       rawHeaders: string[],
     ) => {
       if (headerListBytes(headers) > limits.headerBytes) {
-        const message = `request headers are larger than ${limits.headerBytes} bytes`;
-        refuseStream(stream, headers, new ConnectError(message, Code.ResourceExhausted), 431);
+        const refusal = new ConnectError(headersTooLargeMessage(limits), Code.ResourceExhausted);
+        refuseStream(stream, headers, refusal, 431);
         return;
       }
       cutSlowBody(stream, headers, limits.bodyReadTimeoutMs);

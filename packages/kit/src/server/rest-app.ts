@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { AuthenticationError } from "../auth/authentication-error.js";
 import type { Authenticator, Identity } from "../auth/identity.js";
-import { notFound, restError } from "../errors.js";
+import { AtriumError, Code, notFound, restError } from "../errors.js";
 import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
@@ -13,7 +13,12 @@ import { exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js
 import { toFetchHeaders } from "./fetch-headers.js";
 import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
-import { defaultTransportLimits, type TransportLimits } from "./transport-limits.js";
+import {
+  defaultTransportLimits,
+  headerListBytes,
+  headersTooLargeMessage,
+  type TransportLimits,
+} from "./transport-limits.js";
 
 export interface RestAppOptions {
   logger: Logger;
@@ -108,7 +113,20 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
   const isOpen = (request: FastifyRequest) =>
     request.routeOptions.url !== undefined && openRoutes.has(request.routeOptions.url);
 
-  // Registered first, so a refused address never reaches the authenticator.
+  // The header limit counted as the gRPC port counts it (the request line as :method and
+  // :path): Node's HTTP/1 parser counts raw bytes, which let a header section through on REST
+  // that the gRPC port refused (a JWT with 12 KB of claims and a few other headers). Node's own
+  // cap above stays as the parser's backstop. First, so it holds on every route.
+  app.addHook("onRequest", async (request) => {
+    const headers = { ":method": request.method, ":path": request.url, ...request.headers };
+    if (headerListBytes(headers) > limits.headerBytes) {
+      throw new AtriumError(Code.ResourceExhausted, headersTooLargeMessage(limits), {
+        httpStatus: 431,
+      });
+    }
+  });
+
+  // Before authentication, so a refused address never reaches the authenticator.
   app.addHook("onRequest", async (request) => {
     const address = callerAddress.resolve(
       request.socket.remoteAddress,

@@ -42,6 +42,10 @@ export function transportLimits(overrides: Partial<TransportLimits> = {}): Trans
   return limits;
 }
 
+/** The refusal of a header section over the limit: 431 on REST, RESOURCE_EXHAUSTED on RPC. */
+export const headersTooLargeMessage = (limits: TransportLimits) =>
+  `request headers are larger than ${limits.headerBytes} bytes`;
+
 /**
  * Bytes of a header section as HTTP/2 counts it for SETTINGS_MAX_HEADER_LIST_SIZE: each field's
  * name and value plus 32 (RFC 9113 §6.5.2). Pseudo-headers count, as they do there.
