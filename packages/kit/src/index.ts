@@ -182,6 +182,11 @@ export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
 export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
 export {
+  describeRoutes,
+  type RouteDescriptionOptions,
+  routeDescription,
+} from "./server/route-description.js";
+export {
   createServiceHost,
   type ServiceHost,
   type ServiceHostOptions,

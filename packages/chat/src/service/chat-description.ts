@@ -3,11 +3,11 @@ import {
   authenticatorDescription,
   authenticatorSecurity,
   authenticatorSecuritySchemes,
-  openApiDefaultServer,
-  openApiLicence,
+  describeRoutes,
+  routeDescription,
 } from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
-import Fastify, { type FastifyInstance } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
 import { createChatRouter } from "../router/chat-router.js";
 
@@ -27,22 +27,18 @@ const { version } = createRequire(import.meta.url)("../../package.json") as { ve
  */
 export async function registerChatDescription(app: FastifyInstance): Promise<void> {
   await app.register(fastifySwagger, {
-    openapi: {
-      openapi: "3.0.3",
-      info: {
-        title: "chat",
-        version,
-        description:
-          "The agent host: POST a message to the kernel and get one answer, follow the run's " +
-          "trace events as Server-Sent Events, read them back later.\n\n" +
-          authenticatorDescription("ATRIUM_AGENT"),
-        license: openApiLicence,
-      },
-      servers: [openApiDefaultServer(8000)],
+    openapi: routeDescription({
+      title: "chat",
+      version,
+      description:
+        "The agent host: POST a message to the kernel and get one answer, follow the run's " +
+        "trace events as Server-Sent Events, read them back later.\n\n" +
+        authenticatorDescription("ATRIUM_AGENT"),
+      port: 8000,
       tags: [{ name: "chat", description: "Chat messages and their trace events." }],
       security: authenticatorSecurity,
-      components: { securitySchemes: { ...authenticatorSecuritySchemes } },
-    },
+      securitySchemes: { ...authenticatorSecuritySchemes },
+    }),
   });
   app.get(chatDescriptionPath, { schema: { hide: true } }, async () => app.swagger());
 }
@@ -52,17 +48,12 @@ export async function registerChatDescription(app: FastifyInstance): Promise<voi
  * openapi/ (scripts/gen-chat-openapi.ts). Routes are only registered, never called, so the
  * kernel is a stand-in.
  */
-export async function chatOpenApiDocument(): Promise<Record<string, unknown>> {
-  const app = Fastify();
-  try {
+export function chatOpenApiDocument(): Promise<Record<string, unknown>> {
+  return describeRoutes(async (app) => {
     await registerChatDescription(app);
     const kernel = { traceBus: {}, execute: () => Promise.reject(new Error("not served")) };
     await app.register(createChatRouter(kernel as unknown as ChatKernel), {
       prefix: chatMountPrefix,
     });
-    await app.ready();
-    return app.swagger() as unknown as Record<string, unknown>;
-  } finally {
-    await app.close();
-  }
+  });
 }

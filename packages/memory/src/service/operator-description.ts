@@ -2,11 +2,10 @@ import { createRequire } from "node:module";
 import {
   authenticatorDescription,
   authenticatorSecuritySchemes,
-  openApiDefaultServer,
-  openApiLicence,
+  describeRoutes,
+  routeDescription,
 } from "@atrium/kit";
 import fastifySwagger from "@fastify/swagger";
-import Fastify from "fastify";
 import { type OperatorRoutesOptions, registerOperatorRoutes } from "./operator-routes.js";
 
 /** Stamped from VERSION like every manifest (scripts/stamp-version.mjs). */
@@ -17,33 +16,26 @@ const { version } = createRequire(import.meta.url)("../../package.json") as { ve
  * route schemas; `make gen` writes it to openapi/memory.operator.openapi.json. The routes are only
  * registered, never called, so their stores are stand-ins.
  */
-export async function memoryOperatorOpenApiDocument(): Promise<Record<string, unknown>> {
-  const app = Fastify();
-  try {
+export function memoryOperatorOpenApiDocument(): Promise<Record<string, unknown>> {
+  return describeRoutes(async (app) => {
     await app.register(fastifySwagger, {
-      openapi: {
-        openapi: "3.0.3",
-        info: {
-          title: "memory operator",
-          version,
-          description:
-            "Read-only views of the memory a user has, search with ranks and erasure, for an " +
-            "operator's console (the gateway's `/v1/operator/memory/*` forwards here).\n\n" +
-            authenticatorDescription("ATRIUM_MEMORY") +
-            "\n\nA caller that authenticated as a JWT identity is an end user, not an operator: " +
-            "every operator route answers it 403, so they are reached with the API key alone.",
-          license: openApiLicence,
-        },
-        servers: [openApiDefaultServer(8080)],
+      openapi: routeDescription({
+        title: "memory operator",
+        version,
+        description:
+          "Read-only views of the memory a user has, search with ranks and erasure, for an " +
+          "operator's console (the gateway's `/v1/operator/memory/*` forwards here).\n\n" +
+          authenticatorDescription("ATRIUM_MEMORY") +
+          "\n\nA caller that authenticated as a JWT identity is an end user, not an operator: " +
+          "every operator route answers it 403, so they are reached with the API key alone.",
+        port: 8080,
         tags: [{ name: "operator", description: "An operator's view of users' memory." }],
         security: [{ ApiKey: [] }, { ApiKeyBearer: [] }, {}],
-        components: {
-          securitySchemes: {
-            ApiKey: authenticatorSecuritySchemes.ApiKey,
-            ApiKeyBearer: authenticatorSecuritySchemes.ApiKeyBearer,
-          },
+        securitySchemes: {
+          ApiKey: authenticatorSecuritySchemes.ApiKey,
+          ApiKeyBearer: authenticatorSecuritySchemes.ApiKeyBearer,
         },
-      },
+      }),
     });
     const standIn = {} as never;
     const options: OperatorRoutesOptions = {
@@ -55,9 +47,5 @@ export async function memoryOperatorOpenApiDocument(): Promise<Record<string, un
       forget: standIn,
     };
     await registerOperatorRoutes(app, options);
-    await app.ready();
-    return app.swagger() as unknown as Record<string, unknown>;
-  } finally {
-    await app.close();
-  }
+  });
 }
