@@ -36,6 +36,12 @@ const open = (description: string) => ({
   additionalProperties: true,
 });
 const traceId = { type: "string", pattern: "^[A-Za-z0-9_-]{1,128}$" };
+/** The path of one step: `/{workflow_id}/{step_id}`. */
+const stepParams = {
+  type: "object",
+  required: ["workflow_id", "step_id"],
+  properties: { workflow_id: traceId, step_id: traceId },
+};
 const tenant = { ...text, description: "The tenant." };
 const user = { ...text, description: "The user whose memory is shown." };
 
@@ -86,11 +92,7 @@ export const operatorRouteSchemas = {
   step: {
     operationId: "readOperatorStepTraces",
     summary: "Read the trace events of one step",
-    params: {
-      type: "object",
-      required: ["workflow_id", "step_id"],
-      properties: { workflow_id: traceId, step_id: traceId },
-    },
+    params: stepParams,
     response: {
       200: open("The agent host's `GET /chat/history/...` answer (chat document)."),
       ...refused,
@@ -122,11 +124,7 @@ export const operatorRouteSchemas = {
       "Resumes the step in the background with the decision (the agent host's " +
       "`POST /chat/runs/{workflow_id}/{step_id}/resume`), which the host records on the run; " +
       "read the outcome with the run route.",
-    params: {
-      type: "object",
-      required: ["workflow_id", "step_id"],
-      properties: { workflow_id: traceId, step_id: traceId },
-    },
+    params: stepParams,
     body: {
       type: "object",
       required: ["approval", "pause"],
@@ -147,11 +145,7 @@ export const operatorRouteSchemas = {
   run: {
     operationId: "readOperatorRun",
     summary: "Read a step's run status, with its audited decisions",
-    params: {
-      type: "object",
-      required: ["workflow_id", "step_id"],
-      properties: { workflow_id: traceId, step_id: traceId },
-    },
+    params: stepParams,
     response: {
       200: open(
         "The agent host's `GET /chat/runs/{workflow_id}/{step_id}` answer (chat document).",
