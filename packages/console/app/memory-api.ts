@@ -1,3 +1,4 @@
+import type { ForgetResult } from "@atrium/sdk";
 import { callApi, queryString } from "./api";
 
 // The memory service's operator views, through the gateway (/v1/operator/memory/*). Every
@@ -82,15 +83,11 @@ export interface SearchResult {
   vector_rank: number | null;
 }
 
-/** What an erasure took (counts only; the service audits who asked and which scope). */
-export interface ErasureResult {
-  erasure_id: string;
-  events_erased: number;
-  chains_erased: number;
-  chains_rebuilt: number;
-  entities_erased: number;
-  payloads_erased: number;
-}
+/**
+ * What an erasure took (counts only; the service audits who asked and which scope): Forget's
+ * answer without its `success`.
+ */
+export type ErasureResult = Omit<ForgetResult, "success">;
 
 export interface MemoryOwner {
   tenantId: string;
