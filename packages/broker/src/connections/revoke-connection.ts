@@ -1,3 +1,4 @@
+import { connectionRevoked } from "@atrium/kit";
 import { type CallerContext, writeAuditEvent } from "../audit/audit-log.js";
 import type { BrokerContext } from "../broker-context.js";
 import type { ProviderRecord } from "../providers/provider-store.js";
@@ -59,9 +60,9 @@ export async function revokeConnection(
     };
     await connectionStore.markRevoked(tx, row.id, revokedAt, outcome);
     const closed = await tx.query(
-      `UPDATE broker_agent_sessions SET status = 'closed', closed_at = now(), close_reason = 'connection_revoked'
+      `UPDATE broker_agent_sessions SET status = 'closed', closed_at = now(), close_reason = $2
         WHERE connection_id = $1 AND status = 'open'`,
-      [row.id],
+      [row.id, connectionRevoked.spec.reason],
     );
     await writeAuditEvent(tx, {
       eventType: "connection.revoked",
