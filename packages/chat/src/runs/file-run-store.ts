@@ -5,12 +5,24 @@ import {
   type CreateResult,
   isFinal,
   newestFirst,
+  type RunEvents,
   type RunOutcome,
   type RunRecord,
   type RunStore,
+  type TransitionEvent,
 } from "./run-store.js";
 
 const isoIn = (ms: number) => new Date(Date.now() + ms).toISOString();
+
+/** A run file: the record, and the events of its transitions the outbox does not have yet. */
+interface RunFile extends RunRecord {
+  outbox_events?: TransitionEvent[];
+}
+
+function recordOf(file: RunFile): RunRecord {
+  const { outbox_events: _events, ...run } = file;
+  return run;
+}
 
 /**
  * Run state of one host in JSON files, `{dir}/{workflow_id}/{step_id}.json`, beside the trace
@@ -18,9 +30,16 @@ const isoIn = (ms: number) => new Date(Date.now() + ms).toISOString();
  * change in one synchronous turn, then written (to a temporary file renamed over the old one,
  * so a crash leaves the old state or the new one). The runs that have not ended are read into
  * memory at first use and kept there until they end; an ended run is read from its file.
+ *
+ * With events (`withEvents`), a transition's event is written in the run's file with the
+ * transition, then handed to the outbox and cleared from the file; a crash in between leaves it
+ * in the file, and it is handed over again when the files are next read (the outbox keeps one
+ * per id).
  */
 export function createFileRunStore(dir: string): RunStore {
   const runs = new Map<string, RunRecord>();
+  /** Events written in run files and not yet in the outbox, with the run to rewrite without them. */
+  const unrecorded = new Map<string, { run: RunRecord; events: TransitionEvent[] }>();
   const key = (workflowId: string, stepId: string) => `${workflowId}/${stepId}`;
   const writes = new Map<string, Promise<void>>();
   let loaded: Promise<void> | undefined;
@@ -41,11 +60,15 @@ export function createFileRunStore(dir: string): RunStore {
       }
       for (const file of files.filter((f) => f.endsWith(".json"))) {
         try {
-          const run = JSON.parse(
+          const stored = JSON.parse(
             await readFile(`${dir}${sep}${workflowId}${sep}${file}`, "utf8"),
-          ) as RunRecord;
-          if (!isFinal(run.status) && !runs.has(key(run.workflow_id, run.step_id)))
-            runs.set(key(run.workflow_id, run.step_id), run);
+          ) as RunFile;
+          const run = recordOf(stored);
+          const id = key(run.workflow_id, run.step_id);
+          if (stored.outbox_events?.length) {
+            unrecorded.set(id, { run, events: stored.outbox_events });
+          }
+          if (!isFinal(run.status) && !runs.has(id)) runs.set(id, run);
         } catch {
           // A file cut short by a crash before its rename never replaced a good one.
         }
@@ -58,9 +81,11 @@ export function createFileRunStore(dir: string): RunStore {
     if (run) return { ...run };
     await writes.get(key(workflowId, stepId));
     try {
-      return JSON.parse(
-        await readFile(`${dir}${sep}${workflowId}${sep}${stepId}.json`, "utf8"),
-      ) as RunRecord;
+      return recordOf(
+        JSON.parse(
+          await readFile(`${dir}${sep}${workflowId}${sep}${stepId}.json`, "utf8"),
+        ) as RunFile,
+      );
     } catch {
       return undefined;
     }
@@ -76,12 +101,13 @@ export function createFileRunStore(dir: string): RunStore {
     return loaded;
   };
 
-  /** Writes the run's current state; writes of one run go out in order. */
+  /** Writes the run's current state and its unrecorded events; writes of one run go out in order. */
   function save(run: RunRecord): Promise<void> {
     const id = key(run.workflow_id, run.step_id);
     const folder = `${dir}${sep}${run.workflow_id}`;
     const path = `${folder}${sep}${run.step_id}.json`;
-    const text = JSON.stringify(run);
+    const events = unrecorded.get(id)?.events;
+    const text = JSON.stringify(events?.length ? { ...run, outbox_events: events } : run);
     const previous = writes.get(id) ?? Promise.resolve();
     const next = previous
       .catch(() => undefined)
@@ -120,7 +146,32 @@ export function createFileRunStore(dir: string): RunStore {
     return { claimed: { ...run } };
   }
 
-  return {
+  /** Notes the event of the run's transition, so that the run's next write carries it. */
+  function noteEvent(run: RunRecord, events: RunEvents | undefined): void {
+    const event = events?.eventOf({ ...run });
+    if (!event) return;
+    const id = key(run.workflow_id, run.step_id);
+    unrecorded.set(id, { run: { ...run }, events: [...(unrecorded.get(id)?.events ?? []), event] });
+  }
+
+  /** Hands the events written in run files to the outbox, then rewrites those runs without them. */
+  async function handOver(events: RunEvents | undefined): Promise<void> {
+    if (!events) return;
+    for (const [id, { run, events: sent }] of [...unrecorded]) {
+      try {
+        for (const event of sent) await events.outbox.add(event);
+      } catch (error) {
+        events.onError(error, "step event");
+        continue;
+      }
+      const left = (unrecorded.get(id)?.events ?? []).filter((event) => !sent.includes(event));
+      if (left.length > 0) unrecorded.set(id, { run, events: left });
+      else unrecorded.delete(id);
+      await save(runs.get(id) ?? run);
+    }
+  }
+
+  const storeWith = (events?: RunEvents): RunStore => ({
     async create(run): Promise<CreateResult> {
       await ready();
       const busy = run.status === "running" ? runningOf(run.workflowId) : undefined;
@@ -211,7 +262,9 @@ export function createFileRunStore(dir: string): RunStore {
         lease_expires_at: undefined,
         pauses: run.pauses + (outcome.status === "yielded" ? 1 : 0),
       });
+      noteEvent(run, events);
       await saveAndSettle(run);
+      await handOver(events);
       return true;
     },
     async renew(workflowId, stepId, owner, leaseMs) {
@@ -231,7 +284,9 @@ export function createFileRunStore(dir: string): RunStore {
       }
       if (run.status === "queued" || run.status === "yielded") {
         change(run, { status: "cancelled", reason, checkpoint: undefined });
+        noteEvent(run, events);
         await saveAndSettle(run);
+        await handOver(events);
         return { run: { ...run }, changed: true };
       }
       if (run.status === "running" && !run.cancel_requested) {
@@ -250,10 +305,16 @@ export function createFileRunStore(dir: string): RunStore {
           lease_expires_at: undefined,
           reason: `host ${run.owner ?? "?"} stopped renewing its lease (it stopped or lost the database)`,
         });
+        noteEvent(run, events);
         await saveAndSettle(run);
         expired.push({ ...run });
       }
+      // Also the events a crash left in run files, read at start-up.
+      await handOver(events);
       return expired;
     },
-  };
+    withEvents: (withEvents) => storeWith(withEvents),
+  });
+
+  return storeWith();
 }

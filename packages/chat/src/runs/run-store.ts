@@ -1,3 +1,4 @@
+import type { SqlExecutor } from "@atrium/kit";
 import type { PendingItem } from "../kernel/pending-item.js";
 
 /** Where a step is in its life; see docs/chat.md for the transitions. */
@@ -100,6 +101,30 @@ export interface RunOutcome {
   reason?: string;
 }
 
+/** An event recorded with the transition it reports (a chat.step.* webhook). */
+export interface TransitionEvent {
+  /** Unique per transition: recording one twice keeps one. */
+  id: string;
+  type: string;
+  body: string;
+}
+
+/** Where transition events wait for delivery: the webhook outbox beside the runs. */
+export interface TransitionOutbox {
+  /** Adds the event unless one with its id is already there. */
+  add(event: TransitionEvent): Promise<void>;
+  /** The same, inside a transaction of the database the outbox lives in (PostgreSQL). */
+  addWithin?(tx: SqlExecutor, event: TransitionEvent): Promise<void>;
+}
+
+export interface RunEvents {
+  outbox: TransitionOutbox;
+  /** The event of a run just moved to yielded or an end; undefined for none. */
+  eventOf(run: RunRecord): TransitionEvent | undefined;
+  /** A recorded transition whose event could not be handed to the outbox yet (it is retried). */
+  onError(error: unknown, context: string): void;
+}
+
 export type CreateResult = { created: RunRecord } | { busy: RunRecord };
 
 export type ClaimResult =
@@ -162,4 +187,11 @@ export interface RunStore {
   ): Promise<{ run: RunRecord; changed: boolean } | undefined>;
   /** Fails the running steps whose lease ran out (their host died); returns them. */
   expire(): Promise<RunRecord[]>;
+  /**
+   * The same runs, with every transition to yielded, completed, failed or cancelled (`finish`,
+   * `cancel`, `expire`) written in one write with its event: one transaction with the outbox's
+   * row, or one run file carrying the event until the outbox has it. A crash can neither keep a
+   * transition without its event nor record the event of a transition that did not happen.
+   */
+  withEvents(events: RunEvents): RunStore;
 }

@@ -1,8 +1,9 @@
-import { isUniqueViolation, type Sql } from "@atrium/kit";
+import { isUniqueViolation, type Sql, type SqlExecutor } from "@atrium/kit";
 import type {
   ApprovalDecision,
   ClaimResult,
   CreateResult,
+  RunEvents,
   RunOutcome,
   RunRecord,
   RunRequest,
@@ -86,7 +87,8 @@ LIMIT $2`;
 const finishRun = `UPDATE chat_runs SET status = $4, response = COALESCE($5::jsonb, response),
   checkpoint = $6::jsonb, reason = $7, lease_expires_at = NULL,
   pauses = pauses + CASE WHEN $4 = 'yielded' THEN 1 ELSE 0 END, updated_at = now()
-WHERE workflow_id = $1 AND step_id = $2 AND status = 'running' AND owner = $3`;
+WHERE workflow_id = $1 AND step_id = $2 AND status = 'running' AND owner = $3
+RETURNING *`;
 
 const renewLease = `UPDATE chat_runs SET lease_expires_at = ${lease("$4")}
 WHERE workflow_id = $1 AND step_id = $2 AND status = 'running' AND owner = $3
@@ -119,7 +121,32 @@ export interface SqlRunStore extends RunStore {
 }
 
 /** Run state in PostgreSQL (table chat_runs, chat migration 0002), shared by every agent host. */
-export function createSqlRunStore(sql: Sql): SqlRunStore {
+export function createSqlRunStore(sql: Sql, events?: RunEvents): SqlRunStore {
+  const addWithin = events?.outbox.addWithin;
+  if (events && !addWithin) {
+    throw new Error("the PostgreSQL run store records its events in a PostgreSQL outbox only");
+  }
+
+  /**
+   * A transition's statement, and with events the events of the rows it `reports`, in one
+   * transaction: both are committed or neither.
+   */
+  async function transition(
+    text: string,
+    params: unknown[],
+    reports: (row: RunRow) => boolean = () => true,
+  ): Promise<RunRow[]> {
+    if (!events || !addWithin) return (await sql.query<RunRow>(text, params)).rows;
+    return sql.transaction(async (tx: SqlExecutor) => {
+      const { rows } = await tx.query<RunRow>(text, params);
+      for (const row of rows) {
+        const event = reports(row) ? events.eventOf(recordOf(row)) : undefined;
+        if (event) await addWithin(tx, event);
+      }
+      return rows;
+    });
+  }
+
   const one = async (text: string, params: unknown[]) =>
     (await sql.query<RunRow>(text, params)).rows[0];
 
@@ -199,7 +226,7 @@ export function createSqlRunStore(sql: Sql): SqlRunStore {
       return rows.map(recordOf);
     },
     async finish(workflowId, stepId, owner, outcome: RunOutcome) {
-      const { rowCount } = await sql.query(finishRun, [
+      const rows = await transition(finishRun, [
         workflowId,
         stepId,
         owner,
@@ -208,7 +235,7 @@ export function createSqlRunStore(sql: Sql): SqlRunStore {
         outcome.checkpoint === undefined ? null : JSON.stringify(outcome.checkpoint),
         outcome.reason ?? null,
       ]);
-      return rowCount === 1;
+      return rows.length === 1;
     },
     async renew(workflowId, stepId, owner, leaseMs) {
       const { rows } = await sql.query<{ cancel_requested: boolean }>(renewLease, [
@@ -220,13 +247,16 @@ export function createSqlRunStore(sql: Sql): SqlRunStore {
       return rows[0] ? { cancelRequested: rows[0].cancel_requested } : undefined;
     },
     async cancel(workflowId, stepId, reason) {
-      const row = await one(cancelRun, [workflowId, stepId, reason]);
+      const changed = (row: RunRow) => (row as RunRow & { changed: boolean }).changed;
+      const [row] = await transition(cancelRun, [workflowId, stepId, reason], changed);
       if (!row) return undefined;
-      return { run: recordOf(row), changed: (row as RunRow & { changed: boolean }).changed };
+      return { run: recordOf(row), changed: changed(row) };
     },
     async expire() {
-      const { rows } = await sql.query<RunRow>(expireLeases);
-      return rows.map(recordOf);
+      return (await transition(expireLeases, [])).map(recordOf);
+    },
+    withEvents(withEvents) {
+      return createSqlRunStore(sql, withEvents);
     },
     async sweep(retentionSeconds) {
       const { rowCount } = await sql.query(deleteOld, [retentionSeconds]);

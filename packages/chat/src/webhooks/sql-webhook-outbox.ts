@@ -1,4 +1,5 @@
-import type { Sql } from "@atrium/kit";
+import type { Sql, SqlExecutor } from "@atrium/kit";
+import type { TransitionEvent } from "../runs/run-store.js";
 import type { StepEvent } from "./step-events.js";
 import type { OutboxEntry, WebhookOutbox } from "./webhook-outbox.js";
 
@@ -26,14 +27,17 @@ RETURNING o.id, o.event_type, o.body, o.attempts, o.created_at`;
 
 /** The outbox in `chat_webhook_outbox` (migration 0004), shared by every host of the database. */
 export function createSqlWebhookOutbox(sql: Sql): WebhookOutbox {
+  const addWithin = async (tx: SqlExecutor, event: TransitionEvent) => {
+    await tx.query(
+      `INSERT INTO chat_webhook_outbox (id, event_type, body) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO NOTHING`,
+      [event.id, event.type, event.body],
+    );
+  };
   return {
-    async add(event) {
-      await sql.query(
-        `INSERT INTO chat_webhook_outbox (id, event_type, body) VALUES ($1, $2, $3)
-         ON CONFLICT (id) DO NOTHING`,
-        [event.id, event.type, event.body],
-      );
-    },
+    add: (event) => addWithin(sql, event),
+    // The run store's transition and its event commit together (run-store.ts, withEvents).
+    addWithin,
     async claim(owner, leaseMs, limit) {
       const { rows } = await sql.query<EntryRow>(claimDue, [owner, leaseMs, limit]);
       return rows.map(

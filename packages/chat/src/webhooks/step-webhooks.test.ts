@@ -146,6 +146,92 @@ for (const [name, open] of backends) {
     );
   });
 
+  test(`${name}: no event for a transition that did not happen`, async (t) => {
+    const openHost = await open(t);
+    if (!openHost) return;
+    const { runs, outbox } = openHost();
+    const store = withStepEvents(runs, outbox, assert.fail);
+    const created = await store.create({
+      workflowId: "wf_hooks",
+      stepId: "s_kept",
+      request,
+      status: "running",
+      owner: "h1",
+      leaseMs: 60_000,
+    });
+    assert.ok("created" in created);
+    const answer = { status: "success" as const, answer: "x", sources: [], tokens: {} };
+    assert.equal(
+      await store.finish("wf_hooks", "s_kept", "h2", { status: "completed", response: answer }),
+      false,
+      "not h2's run",
+    );
+    assert.equal((await store.cancel("wf_hooks", "s_kept", "stop"))?.changed, false);
+    assert.deepEqual(await store.expire(), [], "the lease holds");
+    assert.deepEqual(await outbox.claim("host-a", 60_000, 10), []);
+  });
+
+  test(`${name}: a crash while recording an event loses neither the event nor invents one`, async (t) => {
+    const openHost = await open(t);
+    if (!openHost) return;
+    const hostA = openHost();
+    const crash = async () => {
+      throw new Error("host killed between the transition and its event");
+    };
+    const crashing: WebhookOutbox = {
+      ...hostA.outbox,
+      add: crash,
+      ...(hostA.outbox.addWithin ? { addWithin: crash } : {}),
+    };
+    const errors: unknown[] = [];
+    const storeA = withStepEvents(hostA.runs, crashing, (error) => errors.push(error));
+    let finished: boolean | undefined;
+    try {
+      await endedRun(storeA, "s_crash", "completed");
+      finished = true;
+    } catch {
+      finished = false;
+    }
+    const stored = await hostA.runs.get("wf_hooks", "s_crash");
+    const claimed = await hostA.outbox.claim("host-a", 60_000, 10);
+    if (hostA.outbox.addWithin) {
+      // One transaction: the transition was rolled back with the event.
+      assert.equal(finished, false);
+      assert.equal(stored?.status, "running", "no transition without its event");
+      assert.deepEqual(claimed, [], "no event without its transition");
+      return;
+    }
+    // One file write: the transition is kept with its event in the run's file.
+    assert.equal(finished, true);
+    assert.equal(stored?.status, "completed");
+    assert.deepEqual(claimed, [], "the outbox did not get it before the crash");
+    assert.equal(errors.length, 1, "reported");
+    assert.equal("outbox_events" in (stored ?? {}), false, "not part of the run's record");
+
+    const receiver = await startWebhookReceiver();
+    t.after(() => receiver.close());
+    // The next host reads the run files and hands the event over, once however often it looks.
+    const hostB = openHost();
+    const storeB = withStepEvents(hostB.runs, hostB.outbox, assert.fail);
+    await storeB.expire();
+    const worker = createStepWebhookWorker({
+      outbox: hostB.outbox,
+      settings: settings(receiver.url),
+      instanceId: "host-b",
+      logger,
+    });
+    assert.deepEqual(await worker.runOnce(), { claimed: 1, delivered: 1, retrying: 0, failed: 0 });
+    await storeB.expire();
+    const hostC = openHost();
+    await withStepEvents(hostC.runs, hostC.outbox, assert.fail).expire();
+    assert.equal((await worker.runOnce()).claimed, 0, "delivered once, not handed over again");
+    const event = verified(receiver.received[0] as ReceivedWebhook);
+    assert.deepEqual(
+      [receiver.received.length, event.type, event.data.step_id],
+      [1, "chat.step.completed", "s_crash"],
+    );
+  });
+
   test(`${name}: a failed attempt is retried under the same webhook-id`, async (t) => {
     const openHost = await open(t);
     if (!openHost) return;

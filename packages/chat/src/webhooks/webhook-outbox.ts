@@ -1,3 +1,4 @@
+import type { TransitionOutbox } from "../runs/run-store.js";
 import type { StepEvent } from "./step-events.js";
 
 /** An event waiting in the outbox, claimed by one host for one attempt. */
@@ -17,9 +18,7 @@ export type AttemptResult =
  * that an event recorded by a host that then dies is delivered by the next one. Delivery is at
  * least once: an entry is settled only after its attempt.
  */
-export interface WebhookOutbox {
-  /** Adds the event unless one with its id is already there. */
-  add(event: StepEvent): Promise<void>;
+export interface WebhookOutbox extends TransitionOutbox {
   /** Leases up to `limit` due entries to `owner` for `leaseMs`. */
   claim(owner: string, leaseMs: number, limit: number): Promise<OutboxEntry[]>;
   /** Records the attempt on an entry `owner` still holds. */
