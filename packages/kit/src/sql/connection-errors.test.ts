@@ -5,23 +5,28 @@ import { asDatabaseUnavailable, isConnectionError } from "./connection-errors.js
 
 const withCode = (code: string, message = "x") => Object.assign(new Error(message), { code });
 
-test("socket failures, shutdown SQLSTATEs and lost connections are connection errors", () => {
+test("socket failures and shutdown SQLSTATEs are connection errors, by their code", () => {
   for (const error of [
     withCode("ECONNREFUSED"),
     withCode("ECONNRESET"),
     withCode("57P01", "terminating connection due to administrator command"),
     withCode("08006"),
     withCode("53300"),
-    new Error("Connection terminated unexpectedly"),
-    new Error("timeout exceeded when trying to connect"),
     new AggregateError([withCode("ECONNREFUSED"), withCode("ECONNREFUSED")]),
   ]) {
     assert.ok(isConnectionError(error), String(error));
   }
 });
 
-test("query errors stay what they are", () => {
-  for (const error of [withCode("23505"), withCode("22021"), new Error("syntax"), "text", null]) {
+test("query errors stay what they are, whatever their text says", () => {
+  for (const error of [
+    withCode("23505"),
+    withCode("22021"),
+    new Error("syntax"),
+    new Error("Connection terminated unexpectedly"),
+    "text",
+    null,
+  ]) {
     assert.equal(isConnectionError(error), false, String(error));
     assert.equal(asDatabaseUnavailable(error), error);
   }
@@ -37,4 +42,10 @@ test("a connection error becomes Unavailable: REST 503 with Retry-After, gRPC re
     body: { code: "Unavailable", message: "database unavailable" },
     headers: { "retry-after": "1" },
   });
+});
+
+test("a connection the adapter saw fail makes any error Unavailable", () => {
+  const error = asDatabaseUnavailable(new Error("no code"), true);
+  assert.ok(error instanceof AtriumError);
+  assert.equal(error.code, Code.Unavailable);
 });

@@ -50,10 +50,16 @@ const types: pg.CustomTypesConfig = {
       : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
 };
 
+/**
+ * Runs one query on a checked-out client. A failure is the database being away when its code says
+ * so, or when the client's connection is gone (`lost`): pg gives a connection closed under a
+ * query, or a client no longer queryable, no code, so the socket's state tells, not the text.
+ */
 async function run<Row>(
-  client: pg.Pool | pg.PoolClient,
+  client: pg.PoolClient,
   text: string,
-  params?: unknown[],
+  params: unknown[] | undefined,
+  lost: () => boolean,
 ): Promise<SqlResult<Row>> {
   let result: pg.QueryResult | pg.QueryResult[];
   try {
@@ -61,11 +67,39 @@ async function run<Row>(
       | pg.QueryResult
       | pg.QueryResult[];
   } catch (error) {
-    throw asDatabaseUnavailable(error);
+    throw asDatabaseUnavailable(error, lost() || client.connection.stream.destroyed);
   }
   // A parameterless multi-statement text yields one result per statement.
   const last = Array.isArray(result) ? result[result.length - 1] : result;
   return { rows: (last?.rows ?? []) as Row[], rowCount: last?.rowCount ?? 0 };
+}
+
+/**
+ * A client from the pool for `use`, released after it; the pool destroys it when its connection
+ * failed.
+ * Acquiring fails only on the way to the database (no connection made in time, the connection
+ * closed during start-up, the pool ended) unless PostgreSQL answered with an error of its own.
+ */
+async function withClient<T>(
+  pool: pg.Pool,
+  use: (client: pg.PoolClient, lost: () => boolean, discard: (error: Error) => void) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect().catch((error) => {
+    throw asDatabaseUnavailable(error, !(error instanceof pg.DatabaseError));
+  });
+  let broken: Error | undefined;
+  // The pool listens for errors of idle clients only: a connection lost while checked out
+  // would otherwise be an uncaught 'error' event. The failing query rejects on its own.
+  const onLost = (error: Error) => {
+    broken = error;
+  };
+  client.on("error", onLost);
+  try {
+    return await use(client, () => broken !== undefined, onLost);
+  } finally {
+    client.off("error", onLost);
+    client.release(broken);
+  }
 }
 
 const duplicateSchemaCodes = new Set(["42P06", "23505"]);
@@ -102,57 +136,45 @@ export async function createPostgresSql(options: PostgresSqlOptions): Promise<Sq
   }
 
   let closing: Promise<void> | undefined;
+  const query = <Row>(text: string, params?: unknown[]) =>
+    withClient(pool, (client, lost) => run<Row>(client, text, params, lost));
 
   return {
     dialect: "postgres",
 
-    query<Row>(text: string, params?: unknown[]) {
-      return run<Row>(pool, text, params);
-    },
+    query,
 
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-      const client = await pool.connect().catch((error) => {
-        throw asDatabaseUnavailable(error);
-      });
-      const scope = createTransactionScope((text, params) => run(client, text, params));
-      let broken: Error | undefined;
-      // The pool listens for errors of idle clients only: a connection lost mid-transaction
-      // would otherwise be an uncaught 'error' event. The failing query rejects on its own.
-      const onLost = (error: Error) => {
-        broken = error;
-      };
-      client.on("error", onLost);
-      try {
-        await run(client, "BEGIN");
-        const value = await fn(scope.tx);
-        scope.end();
-        await run(client, "COMMIT");
-        return value;
-      } catch (error) {
-        scope.end();
+    transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+      return withClient(pool, async (client, lost, discard) => {
+        const scope = createTransactionScope((text, params) => run(client, text, params, lost));
         try {
-          await client.query("ROLLBACK");
-        } catch (rollbackError) {
-          // A connection that cannot roll back must not return to the pool mid-transaction.
-          broken = rollbackError as Error;
+          await run(client, "BEGIN", undefined, lost);
+          const value = await fn(scope.tx);
+          scope.end();
+          await run(client, "COMMIT", undefined, lost);
+          return value;
+        } catch (error) {
+          scope.end();
+          try {
+            await client.query("ROLLBACK");
+          } catch (rollbackError) {
+            // A connection that cannot roll back must not return to the pool mid-transaction.
+            discard(rollbackError as Error);
+          }
+          throw error;
         }
-        throw error;
-      } finally {
-        client.off("error", onLost);
-        client.release(broken);
-      }
+      });
     },
 
     async hasVector() {
-      const { rows } = await run<{ available: boolean }>(
-        pool,
+      const { rows } = await query<{ available: boolean }>(
         "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector') AS available",
       );
       return rows[0]?.available === true;
     },
 
     async ping() {
-      await run(pool, "SELECT 1");
+      await query("SELECT 1");
     },
 
     close() {
