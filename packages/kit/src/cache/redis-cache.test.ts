@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
@@ -7,7 +8,8 @@ import { cacheContract } from "../testing/cache-contract.js";
 import { eventually } from "../testing/eventually.js";
 import { killRedisConnection } from "../testing/redis-connections.js";
 import { needsServer, redisUrl } from "../testing/servers.js";
-import { createRedisCache } from "./redis-cache.js";
+import { CacheUnavailableError, createRedisCache } from "./redis-cache.js";
+import { isRedisConnectionError } from "./redis-state.js";
 
 cacheContract("redis", async (t, onHandlerError) => {
   if (!(await needsServer(t, "redis"))) return undefined;
@@ -83,4 +85,68 @@ test("a subscription made while the connection is still starting delivers", asyn
       await cache.close();
     }
   }
+});
+
+test("a command Redis never answers fails as Redis being unavailable, told by its class", async (t) => {
+  // Accepts and never answers: the command times out in ioredis, which gives that no code.
+  // (Reading what arrives, so a client closing its end closes the server's too.)
+  const silent = createServer((socket) => socket.resume());
+  await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+  const port = (silent.address() as AddressInfo).port;
+  const cache = createRedisCache({ url: `redis://127.0.0.1:${port}`, commandTimeoutMs: 100 });
+  t.after(async () => {
+    await cache.close();
+    silent.close();
+  });
+  await assert.rejects(cache.get("key"), (error: unknown) => {
+    assert.ok(error instanceof CacheUnavailableError, String(error));
+    assert.ok(isRedisConnectionError(error));
+    assert.ok(error.cause instanceof Error);
+    return true;
+  });
+});
+
+test("a command whose connection closes under it fails as unavailable; a Redis refusal does not", async (t) => {
+  if (!(await needsServer(t, "redis"))) return;
+  // A relay in front of the test server that can hold what the cache sends, then cut it.
+  const target = new URL(redisUrl());
+  const sockets = new Set<Socket>();
+  let holding = false;
+  const relay = createServer((client) => {
+    const upstream = connect(Number(target.port || 6379), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on("error", () => undefined);
+    }
+    client.on("data", (chunk) => {
+      if (!holding) upstream.write(chunk);
+    });
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+  const url = new URL(target);
+  url.hostname = "127.0.0.1";
+  url.port = String((relay.address() as AddressInfo).port);
+  const cache = createRedisCache({ url: url.toString(), commandTimeoutMs: 5000 });
+  t.after(async () => {
+    await cache.close();
+    for (const socket of sockets) socket.destroy();
+    relay.close();
+  });
+  const key = `atrium-test:${randomUUID()}`;
+  await cache.set(key, "a string", 60);
+  await assert.rejects(cache.lrange(key, 0, -1), (error: unknown) => {
+    assert.equal((error as Error).name, "ReplyError");
+    assert.equal(isRedisConnectionError(error), false);
+    return true;
+  });
+  holding = true;
+  const inFlight = cache.get(key);
+  await sleep(50);
+  for (const socket of sockets) socket.destroy();
+  await assert.rejects(inFlight, (error: unknown) => {
+    assert.ok(error instanceof CacheUnavailableError, String(error));
+    assert.ok(isRedisConnectionError(error));
+    return true;
+  });
 });

@@ -1,9 +1,13 @@
-import { Redis } from "ioredis";
+import { Redis, ReplyError } from "ioredis";
 import type { Cache, KeyWatch, MessageHandler, SequencedEntry, Unsubscribe } from "./cache.js";
 import { type HandlerErrorReporter, warnHandlerError, warnKeyWatchError } from "./handler-error.js";
 import { assertKeep } from "./list-range.js";
 import { watchRedisKeys } from "./redis-key-watch.js";
-import { createRedisStateTracker, type RedisStateReporter } from "./redis-state.js";
+import {
+  createRedisStateTracker,
+  type RedisStateReporter,
+  RedisUnavailableError,
+} from "./redis-state.js";
 import { ttlMilliseconds } from "./ttl.js";
 
 export interface RedisCacheOptions {
@@ -17,13 +21,22 @@ export interface RedisCacheOptions {
   onStateChange?: RedisStateReporter;
 }
 
-/** Thrown at once while a connection that was up is reconnecting: callers fall back right away. */
-export class CacheUnavailableError extends Error {
-  constructor() {
-    super("Redis is unavailable (reconnecting)");
+/**
+ * Thrown at once while a connection that was up is reconnecting, and for a command the connection
+ * failed (closed under it, timed out): callers fall back right away.
+ */
+export class CacheUnavailableError extends RedisUnavailableError {
+  constructor(options?: ErrorOptions) {
+    super("Redis is unavailable (reconnecting)", options);
     this.name = "CacheUnavailableError";
   }
 }
+
+/** A reply, or CacheUnavailableError for any failure that is not Redis's own answer (ReplyError). */
+const reached = <T>(reply: Promise<T>): Promise<T> =>
+  reply.catch((error: unknown) => {
+    throw error instanceof ReplyError ? error : new CacheUnavailableError({ cause: error });
+  });
 
 /**
  * `appendSequenced` as one script: a single round trip, and atomic, so entries of one counter
@@ -197,71 +210,77 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
   return {
     kind: "redis",
 
-    get: async (key) => live(commands).get(key),
+    get: async (key) => reached(live(commands).get(key)),
 
     async set(key, value, ttlSeconds) {
-      if (ttlSeconds === undefined) await live(commands).set(key, value);
-      else await live(commands).set(key, value, "PX", ttlMilliseconds(ttlSeconds));
+      const c = live(commands);
+      await reached(
+        ttlSeconds === undefined
+          ? c.set(key, value)
+          : c.set(key, value, "PX", ttlMilliseconds(ttlSeconds)),
+      );
     },
 
     async del(...keys) {
-      return keys.length === 0 ? 0 : live(commands).del(...keys);
+      return keys.length === 0 ? 0 : reached(live(commands).del(...keys));
     },
 
-    incr: async (key) => live(commands).incr(key),
+    incr: async (key) => reached(live(commands).incr(key)),
 
     async expire(key, ttlSeconds) {
-      await live(commands).pexpire(key, ttlMilliseconds(ttlSeconds));
+      await reached(live(commands).pexpire(key, ttlMilliseconds(ttlSeconds)));
     },
 
     async lpush(key, ...values) {
       const c = live(commands);
-      return values.length === 0 ? c.llen(key) : c.lpush(key, ...values);
+      return reached(values.length === 0 ? c.llen(key) : c.lpush(key, ...values));
     },
 
     async rpush(key, ...values) {
       const c = live(commands);
-      return values.length === 0 ? c.llen(key) : c.rpush(key, ...values);
+      return reached(values.length === 0 ? c.llen(key) : c.rpush(key, ...values));
     },
 
-    lrange: async (key, start, stop) => live(commands).lrange(key, start, stop),
+    lrange: async (key, start, stop) => reached(live(commands).lrange(key, start, stop)),
 
     async ltrim(key, start, stop) {
-      await live(commands).ltrim(key, start, stop);
+      await reached(live(commands).ltrim(key, start, stop));
     },
 
     async lpushTrim(key, values, keep) {
       assertKeep(keep);
       const c = live(commands);
       if (values.length === 0) {
-        await c.ltrim(key, 0, keep - 1);
+        await reached(c.ltrim(key, 0, keep - 1));
         return;
       }
       // Issued together, both join the connection's auto-pipeline: one write shared with every
       // other command of this tick. (MULTI/EXEC would be a write of its own per call; a reader
       // between the two commands sees at most `values.length` extra old entries at the end.)
-      await Promise.all([c.lpush(key, ...values), c.ltrim(key, 0, keep - 1)]);
+      await reached(Promise.all([c.lpush(key, ...values), c.ltrim(key, 0, keep - 1)]));
     },
 
-    llen: async (key) => live(commands).llen(key),
+    llen: async (key) => reached(live(commands).llen(key)),
 
     async appendSequenced(entry: SequencedEntry) {
       assertKeep(entry.keep);
       const ttlMs = entry.ttlSeconds === undefined ? 0 : ttlMilliseconds(entry.ttlSeconds);
       const c = live(commands) as Redis & ScriptCommands;
-      return c.appendSequenced(
-        entry.counterKey,
-        entry.listKey,
-        entry.head,
-        entry.tail,
-        entry.keep,
-        ttlMs,
-        entry.channel,
+      return reached(
+        c.appendSequenced(
+          entry.counterKey,
+          entry.listKey,
+          entry.head,
+          entry.tail,
+          entry.keep,
+          ttlMs,
+          entry.channel,
+        ),
       );
     },
 
     async publish(channel, message) {
-      await live(commands).publish(channel, message);
+      await reached(live(commands).publish(channel, message));
     },
 
     async subscribe(channelName, handler, subscribeOptions): Promise<Unsubscribe> {
@@ -326,7 +345,7 @@ export function createRedisCache(options: RedisCacheOptions): Cache {
     },
 
     async ping() {
-      await live(commands).ping();
+      await reached(live(commands).ping());
     },
 
     async close() {

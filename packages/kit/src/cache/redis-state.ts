@@ -34,16 +34,26 @@ export function logRedisState(logger: Logger): RedisStateReporter {
 
 const connectionCodes = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND"]);
 
-/** Whether an error is Redis being away rather than a command or job failing. */
+/**
+ * A call refused or failed because Redis is away or too slow, not because of what it asked: the
+ * cache and the queue throw it (the ioredis failure as its cause) so callers can fall back.
+ */
+export class RedisUnavailableError extends Error {
+  constructor(message = "Redis is unavailable", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RedisUnavailableError";
+  }
+}
+
+/**
+ * Whether an error is Redis being away rather than a command or job failing: by its class, or by
+ * a socket code. (ioredis words a closed connection, a timed-out command or a refused offline
+ * command with no code; the cache and the queue, which see the connection, say so by the class.)
+ */
 export function isRedisConnectionError(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === "string" && connectionCodes.has(code)) return true;
-  return (
-    typeof message === "string" &&
-    /Connection is closed|connect E[A-Z]+|Stream isn't writeable|Reached the max retries|Command timed out|Redis is unavailable/.test(
-      message,
-    )
-  );
+  if (error instanceof RedisUnavailableError) return true;
+  const { code } = (error ?? {}) as { code?: unknown };
+  return typeof code === "string" && connectionCodes.has(code);
 }
 
 export interface RedisStateTracker {

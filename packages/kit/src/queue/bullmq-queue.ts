@@ -5,6 +5,7 @@ import {
   createRedisStateTracker,
   isRedisConnectionError,
   type RedisStateReporter,
+  RedisUnavailableError,
 } from "../cache/redis-state.js";
 import { resolveJobOptions } from "./job-options.js";
 import type { FailedJob, JobHandler, Queue } from "./queue.js";
@@ -56,8 +57,6 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
   const prefix = options.prefix ?? "{atrium}";
   const reportError = options.onError ?? warnQueueError;
   const state = createRedisStateTracker("queue", options.onStateChange);
-  const onError = (error: Error) =>
-    isRedisConnectionError(error) ? state.noteError(error) : reportError(error);
   const addTimeoutMs = options.commandTimeoutMs ?? 500;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   const producer = new Redis(options.redisUrl, {
@@ -65,6 +64,12 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
   });
+  // ioredis gives a closed connection no code: a worker or queue error while a connection is not
+  // up is Redis being away, told once by the tracker, not a failure to report.
+  const onError = (error: Error) =>
+    isRedisConnectionError(error) || connection.status !== "ready" || producer.status !== "ready"
+      ? state.noteError(error)
+      : reportError(error);
   state.track(connection);
   state.track(producer);
   let producerWasReady = false;
@@ -84,7 +89,7 @@ export function createBullmqQueue(options: BullmqQueueOptions): Queue {
       ]).finally(() => clearTimeout(timer));
       if (ready && (producer.status as string) === "ready") return;
     }
-    throw new Error("Redis is unavailable: job not queued");
+    throw new RedisUnavailableError("Redis is unavailable: job not queued");
   }
   const queues = new Map<string, BullQueue>();
   const workers = new Map<string, Worker>();
