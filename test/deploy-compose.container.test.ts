@@ -220,7 +220,7 @@ test("the Compose stack serves a user's journey and keeps it across a SIGTERM st
   // SIGTERM to every service: each drains and exits 0 within its grace period.
   await compose(["stop", "-t", "30", ...services]);
   for (const service of services) {
-    const id = (await compose(["ps", "-q", service])).trim();
+    const id = (await compose(["ps", "-a", "-q", service])).trim();
     const state = await runOk("docker", ["inspect", "-f", "{{.State.ExitCode}}", id]);
     assert.equal(state.trim(), "0", `${service} did not exit cleanly after SIGTERM`);
   }

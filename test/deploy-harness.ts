@@ -55,7 +55,7 @@ export async function runOk(command: string, args: string[], options?: Parameter
 export interface Docker {
   /** A client whose `build` speaks BuildKit (build secrets). */
   builder: string;
-  /** Compose: `docker-compose` (1.29+) or `docker compose`. */
+  /** Compose: `docker compose` (v2) or `docker-compose` (1.29+). */
   compose: string[];
 }
 
@@ -78,12 +78,15 @@ async function findDocker(): Promise<Docker | string> {
   }
   if (!builder)
     return "no Docker client that builds with BuildKit (install buildx, or Debian's docker.io)";
-  if ((await run("docker-compose", ["version"])).code === 0)
-    return { builder, compose: ["docker-compose"] };
+  // Compose v2 (the plugin) where installed; else v1.29, which is what Debian's docker-compose
+  // package is (bookworm has no plugin). The suites use only what both take alike: -p, -f and
+  // --env-file before the command, `ps -a -q` (v2's `ps` leaves stopped containers out).
   if ((await run("docker", ["compose", "version"])).code === 0) {
     return { builder, compose: ["docker", "compose"] };
   }
-  return "no Docker Compose (docker-compose or the compose plugin)";
+  if ((await run("docker-compose", ["version"])).code === 0)
+    return { builder, compose: ["docker-compose"] };
+  return "no Docker Compose (the compose plugin or docker-compose)";
 }
 
 /** The Docker tools, or undefined when the test was skipped. */
