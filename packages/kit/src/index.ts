@@ -33,6 +33,7 @@ export {
   type AuthRequest,
   type Identity,
   identityKey,
+  type Principal,
 } from "./auth/identity.js";
 export { createJwtVerifier, type JwtOptions, type JwtVerifier } from "./auth/jwt.js";
 export {
@@ -180,7 +181,7 @@ export { toFetchHeaders } from "./server/fetch-headers.js";
 export { type HostSettings, hostSettingsFromEnv } from "./server/host-settings.js";
 export { openApiDefaultServer, openApiLicence } from "./server/openapi-common.js";
 export { isLoopbackAddress, isPublicAddress } from "./server/public-address.js";
-export { requestCallerAddress, requestIdentity } from "./server/rest-app.js";
+export { requestCallerAddress, requestIdentity, requestPrincipal } from "./server/rest-app.js";
 export {
   describeRoutes,
   type RouteDescriptionOptions,

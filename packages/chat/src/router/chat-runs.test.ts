@@ -206,14 +206,19 @@ test("the steps waiting for approval are listed newest first; each decision is a
     assert.match(String(refused.body.error), new RegExp(`^${field} must`), query);
   }
 
-  const resume = (workflowId: string, stepId: string, approval: string) =>
+  // This app authenticates nobody: credentials a caller sends name nobody in the audit.
+  const spoofs: Record<string, string>[] = [
+    { "x-api-key": "k" },
+    { authorization: "Bearer eyJhbGciOiJub25lIn0.eyJ1c2VyX2lkIjoiYm9zcyJ9." },
+  ];
+  const resume = (workflowId: string, stepId: string, approval: string, spoof = spoofs[0]) =>
     fetch(`${chat.base}/api/v1/chat/runs/${workflowId}/${stepId}/resume`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": "k" },
+      headers: { "content-type": "application/json", ...spoof },
       body: JSON.stringify({ approval, pause: 1 }),
     });
   assert.equal((await resume("wf_a3", asked[2].stepId, "approve")).status, 200);
-  assert.equal((await resume("wf_a2", asked[1].stepId, "deny")).status, 200);
+  assert.equal((await resume("wf_a2", asked[1].stepId, "deny", spoofs[1])).status, 200);
   // A refused (second) decision is not recorded.
   assert.equal((await resume("wf_a3", asked[2].stepId, "deny")).status, 409);
   const approved = await call(chat.base, `/chat/runs/wf_a3/${asked[2].stepId}`, undefined, "GET");
@@ -226,16 +231,16 @@ test("the steps waiting for approval are listed newest first; each decision is a
       return { ...d, decided_at: "t" };
     });
   assert.deepEqual(decisions(approved.body), [
-    { pause: 1, decision: "approve", decided_by: "api key", decided_at: "t" },
+    { pause: 1, decision: "approve", decided_by: "unauthenticated", decided_at: "t" },
   ]);
   assert.deepEqual(decisions(denied.body), [
-    { pause: 1, decision: "deny", decided_by: "api key", decided_at: "t" },
+    { pause: 1, decision: "deny", decided_by: "unauthenticated", decided_at: "t" },
   ]);
   const thoughts = (await history(chat.base, "wf_a3", asked[2].stepId))
     .filter((e) => e.type === "thinking" && e.data.phase === "resume")
     .map((e) => String(e.data.thought));
   assert.equal(thoughts.length, 1);
-  assert.match(thoughts[0], /approval granted by api key/);
+  assert.match(thoughts[0], /approval granted by unauthenticated/);
   assert.doesNotMatch(thoughts[0], /hello team/, "the audit does not copy the draft");
   assert.deepEqual(
     ((await list("?status=yielded")).body.runs as { workflow_id: string }[]).map(

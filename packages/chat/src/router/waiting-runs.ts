@@ -1,5 +1,4 @@
-import type { TLSSocket } from "node:tls";
-import { requestIdentity } from "@atrium/kit";
+import { requestPrincipal } from "@atrium/kit";
 import type { FastifyRequest } from "fastify";
 import type { PendingItem } from "../kernel/pending-item.js";
 import type { RunRecord, YieldedQuery } from "../runs/run-store.js";
@@ -76,18 +75,24 @@ export function yieldedView(run: RunRecord): Record<string, unknown> {
 }
 
 /**
- * Who the chat host knows the caller as, for the audit of an approval: the JWT's tenant and user
- * when JWT auth is on; otherwise the mechanism that admitted the caller (the host's API key is
- * shared, so it names no person; through the console it is the gateway's key).
+ * Who the chat host's authentication admitted the caller as, for the audit of an approval: the
+ * JWT's tenant and user when JWT auth is on; otherwise the mechanism that admitted the caller
+ * (the host's API key is shared, so it names no person; through the console it is the gateway's
+ * key); `unauthenticated` on a host without authentication. Never what the request's headers
+ * claim: with auth off, anyone could send any of them.
  */
 export function callerOf(request: FastifyRequest): string {
-  const identity = requestIdentity(request);
-  if (identity) {
-    return `user ${identity.tenantId}/${identity.userId}${identity.agentId ? ` (agent ${identity.agentId})` : ""}`;
+  const principal = requestPrincipal(request);
+  switch (principal.kind) {
+    case "user": {
+      const { tenantId, userId, agentId } = principal.identity;
+      return `user ${tenantId}/${userId}${agentId ? ` (agent ${agentId})` : ""}`;
+    }
+    case "api_key":
+      return "api key";
+    case "client_certificate":
+      return "client certificate";
+    case "anonymous":
+      return "unauthenticated";
   }
-  if (request.headers["x-api-key"] || /^bearer /i.test(request.headers.authorization ?? "")) {
-    return "api key";
-  }
-  if ((request.raw.socket as TLSSocket).authorized === true) return "client certificate";
-  return "unauthenticated";
 }

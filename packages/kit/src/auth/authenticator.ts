@@ -1,6 +1,6 @@
 import { Code } from "../errors.js";
 import { apiKeyAuthenticator, createApiKeySet } from "./api-key-set.js";
-import { AuthenticationError } from "./authentication-error.js";
+import { AuthenticationError, type AuthMechanism } from "./authentication-error.js";
 import type { Authenticator } from "./identity.js";
 import { createJwtCheck, type JwtOptions } from "./jwt.js";
 
@@ -30,7 +30,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       })
     : undefined;
   const checkJwt = options.jwt ? createJwtCheck(options.jwt) : undefined;
+  const mechanisms: AuthMechanism[] = [
+    ...(options.mtls ? (["mtls"] as const) : []),
+    ...(checkApiKey ? (["api_key"] as const) : []),
+    ...(checkJwt ? (["jwt"] as const) : []),
+  ];
   return {
+    mechanisms,
     async authenticate(request) {
       if (options.mtls && !request.clientCertificateVerified) {
         throw new AuthenticationError("mtls", "verified client certificate required");

@@ -1,4 +1,5 @@
 import { createContextKey } from "@connectrpc/connect";
+import type { AuthMechanism } from "./authentication-error.js";
 
 /** Who the caller is, when JWT auth supplies it. */
 export interface Identity {
@@ -33,4 +34,20 @@ export interface AuthRequest {
  */
 export interface Authenticator {
   authenticate(request: AuthRequest): Promise<Identity | undefined>;
+  /**
+   * The checks every request it admits has passed; absent when some routes are exempt, so that
+   * a request is never said to have proved what it was not asked for.
+   */
+  readonly mechanisms?: readonly AuthMechanism[];
 }
+
+/** Who the host's authentication admitted a request as (never read from what the caller says). */
+export type Principal =
+  /** A verified JWT's subject. */
+  | { kind: "user"; identity: Identity }
+  /** The service's API key, which names no person. */
+  | { kind: "api_key" }
+  /** A client certificate verified against the CA (mTLS alone). */
+  | { kind: "client_certificate" }
+  /** Nothing was checked: the host runs without authentication. */
+  | { kind: "anonymous" };

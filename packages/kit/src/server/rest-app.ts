@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest, LogController } fro
 import type { Logger } from "pino";
 import type { TlsOptions } from "../auth/auth-config.js";
 import type { AuthenticationError } from "../auth/authentication-error.js";
-import type { Authenticator, Identity } from "../auth/identity.js";
+import type { Authenticator, Identity, Principal } from "../auth/identity.js";
 import { AtriumError, Code, notFound, restError } from "../errors.js";
 import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
@@ -37,11 +37,29 @@ export interface RestAppOptions {
 const openRoutes = new Set(["/health", "/metrics"]);
 
 const identities = new WeakMap<FastifyRequest, Identity>();
+const principals = new WeakMap<FastifyRequest, Principal>();
 const callerAddresses = new WeakMap<FastifyRequest, string>();
 
 /** The JWT identity of a REST request, for routes added through `configureRest`. */
 export function requestIdentity(request: FastifyRequest): Identity | undefined {
   return identities.get(request);
+}
+
+/**
+ * Who the host's authentication admitted a REST request as: the JWT's user, else the mechanism
+ * that admitted it; `anonymous` on a host without authentication (or one that does not say what
+ * it checked), whatever headers the request carries.
+ */
+export function requestPrincipal(request: FastifyRequest): Principal {
+  return principals.get(request) ?? { kind: "anonymous" };
+}
+
+/** What an authenticator that admitted a request without a JWT identity has proved. */
+function principalOf(authenticator: Authenticator, identity: Identity | undefined): Principal {
+  if (identity) return { kind: "user", identity };
+  if (authenticator.mechanisms?.includes("api_key")) return { kind: "api_key" };
+  if (authenticator.mechanisms?.includes("mtls")) return { kind: "client_certificate" };
+  return { kind: "anonymous" };
 }
 
 /** The caller's resolved address (as `callerAddressKey`), for routes added by `configureRest`. */
@@ -157,6 +175,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
           path: pathOf(request.url),
         });
         if (identity) identities.set(request, identity);
+        principals.set(request, principalOf(authenticator, identity));
       } catch (error) {
         logger.warn(
           {

@@ -7,6 +7,7 @@ import { exportJWK, exportSPKI, type GenerateKeyPairResult, generateKeyPair } fr
 import { type ApiKeySet, apiKeyAuthenticator, createApiKeySet } from "../auth/api-key-set.js";
 import { procedureName } from "../auth/auth-exemptions.js";
 import { createAuthenticator } from "../auth/authenticator.js";
+import { requestPrincipal } from "./rest-app.js";
 import {
   apiKey,
   capturedLogger,
@@ -35,7 +36,9 @@ interface RunningHost {
 }
 
 async function startHost(
-  options: Partial<Pick<ServiceHostOptions, "authenticator" | "tls" | "healthChecks">>,
+  options: Partial<
+    Pick<ServiceHostOptions, "authenticator" | "tls" | "healthChecks" | "configureRest">
+  >,
 ): Promise<RunningHost> {
   const logs = capturedLogger();
   const host = createServiceHost({
@@ -660,6 +663,57 @@ describe("API key and JWT together", () => {
     assert.deepEqual(
       rejections(host).map((e) => e.mechanism),
       ["api_key", "api_key", "api_key", "jwt", "jwt", "jwt"],
+    );
+  });
+});
+
+describe("the principal a route reads is the host's authentication result", () => {
+  const whoami: ServiceHostOptions["configureRest"] = (app) => {
+    app.get("/whoami", async (request) => requestPrincipal(request));
+  };
+  const hosts: RunningHost[] = [];
+  after(() => Promise.all(hosts.map((host) => host.stop())));
+  const principal = async (
+    options: Parameters<typeof startHost>[0],
+    headers: Record<string, string>,
+  ) => {
+    const host = await startHost({ ...options, configureRest: whoami });
+    hosts.push(host);
+    const res = await restCall(`${host.restUrl}/whoami`, { method: "GET", headers });
+    assert.equal(res.status, 200);
+    return res.body;
+  };
+
+  test("without authentication, credentials a caller sends prove nothing", async () => {
+    const token = await signJwt(claims);
+    const spoofs: Record<string, string>[] = [
+      { "x-api-key": apiKey },
+      { authorization: `Bearer ${apiKey}` },
+      { "x-jwt-token": token },
+    ];
+    for (const spoof of spoofs) {
+      assert.deepEqual(await principal({}, spoof), { kind: "anonymous" }, Object.keys(spoof)[0]);
+    }
+  });
+
+  test("the API key or the JWT's user, as checked", async () => {
+    assert.deepEqual(
+      await principal({ authenticator: createAuthenticator({ apiKey }) }, { "x-api-key": apiKey }),
+      { kind: "api_key" },
+    );
+    const both = createAuthenticator({ apiKey, jwt: { secret: jwtSecret } });
+    assert.deepEqual(
+      await principal(
+        { authenticator: both },
+        {
+          "x-api-key": apiKey,
+          "x-jwt-token": await signJwt(claims),
+        },
+      ),
+      {
+        kind: "user",
+        identity: { tenantId: "jwt-tenant", userId: "jwt-user", agentId: "jwt-agent" },
+      },
     );
   });
 });
