@@ -25,9 +25,17 @@ export interface ChatResponse {
   sources: ChatSource[];
   tokens: Record<string, number>;
   elapsed_ms: number;
-  /** On `yield`: what the step waits for, each naming the setting or approval to supply. */
-  pending?: { kind: "credentials" | "approval"; detail: string }[];
+  /** On `yield`: what the step waits for, each naming the setting, approval or consent to supply. */
+  pending?: ChatPendingItem[];
 }
+
+/**
+ * What a yielded step waits for. A `consent` item's step resumes by itself once the person has
+ * connected `provider` at `authorization_url`; the others are supplied with a resume.
+ */
+export type ChatPendingItem =
+  | { kind: "credentials" | "approval"; detail: string }
+  | { kind: "consent"; provider: string; authorization_url: string; detail: string };
 
 export type TraceEventType =
   | "thinking"
@@ -84,4 +92,40 @@ export interface ChatResumeRequest {
   /** The broker connection a `credentials` item asks for. */
   connection_id?: string;
   context?: Record<string, unknown>;
+}
+
+/** What a waiting step waits for: `approval`, `credentials` or another pending kind. */
+export type ChatPendingKind = NonNullable<ChatResponse["pending"]>[number]["kind"];
+
+/** A page of GET /chat/runs?status=yielded: the steps waiting, newest pause first. */
+export interface ChatWaitingQuery {
+  /** Only the steps waiting for this kind (`approval`: the approvals to decide). */
+  pending?: ChatPendingKind;
+  /** 1 to 200; the host's default is 50. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A step waiting for a person or a setting, as the approvals list shows it. */
+export interface ChatWaitingStep {
+  workflow_id: string;
+  step_id: string;
+  /** The pause a resume of this step names. */
+  pause: number;
+  pending: NonNullable<ChatResponse["pending"]>;
+  /** The step's answer at the pause: what it would act on once approved. */
+  draft: string;
+  /** The message the step runs. */
+  message: string;
+  asked_by: { user_id: string; session_id?: string; agent_id: string; workflow_id: string };
+  /** When it paused. */
+  asked_at: string;
+  created_at: string;
+}
+
+export interface ChatWaitingPage {
+  runs: ChatWaitingStep[];
+  /** Present when the page is full: pass it as `cursor` for the next one. */
+  next_cursor?: string;
 }

@@ -8,6 +8,7 @@ import {
   type StepContext,
   type SubAgent,
 } from "../kernel/step-context.js";
+import { connectionFor, repairFor } from "./connection-consent.js";
 import { reconnectNeeded, sendWithConnection } from "./connection-send.js";
 import type { UrlPolicy } from "./url-policy.js";
 
@@ -30,35 +31,65 @@ export interface CommunicatorOptions {
 type Channel =
   | { kind: "webhook"; url: string }
   | { kind: "connection"; connectionId: string; url: string; gateway: GatewayClient }
-  | { kind: "missing"; detail: string };
+  | { kind: "missing"; detail: string }
+  /** The provider the request names has no usable connection: a person has to connect it. */
+  | { kind: "unconnected"; pending: PendingItem };
 
 const text = (value: unknown): string | undefined =>
   typeof value === "string" && value.trim() !== "" ? value.trim() : undefined;
 
-/** A connection (named by the request or configured) wins over the webhook. */
-function channelFor(options: CommunicatorOptions, context: Record<string, unknown>): Channel {
+/**
+ * A connection (named by the request or configured) wins over a provider (`context.provider`:
+ * its newest active connection in `context.workspace_id`, or a consent for one), which wins
+ * over the webhook.
+ */
+async function channelFor(options: CommunicatorOptions, step: StepContext): Promise<Channel> {
+  const { context } = step;
   const connectionId = text(context.connection_id) ?? options.connectionId;
-  if (connectionId) {
+  const provider = text(context.provider);
+  const sender = connectionId ? `connection ${connectionId}` : `provider ${provider}`;
+  if (connectionId || provider) {
     if (!options.gateway) {
       return {
         kind: "missing",
-        detail: `GATEWAY_URL is not configured, so connection ${connectionId} cannot send`,
+        detail: `GATEWAY_URL is not configured, so ${sender} cannot send`,
       };
     }
     const url = text(context.send_url) ?? options.sendUrl;
     if (!url) {
       return {
         kind: "missing",
-        detail: `no URL to send to with connection ${connectionId}: set context.send_url or COMMUNICATOR_SEND_URL`,
+        detail: `no URL to send to with ${sender}: set context.send_url or COMMUNICATOR_SEND_URL`,
       };
     }
-    return { kind: "connection", connectionId, url, gateway: options.gateway };
+    const gateway = options.gateway;
+    if (connectionId) return { kind: "connection", connectionId, url, gateway };
+    const found = await runTool(
+      step,
+      "communicator",
+      "connection.find",
+      { provider, workspace_id: text(context.workspace_id) ?? null },
+      () =>
+        connectionFor(gateway, {
+          provider: provider as string,
+          workspaceId: text(context.workspace_id),
+          purpose: "send this message",
+          signal: step.signal,
+        }),
+      // The authorization URL carries the flow's state: the trace names the kind only.
+      (answer) =>
+        "pending" in answer
+          ? { pending: answer.pending.kind }
+          : { connection_id: answer.connectionId },
+    );
+    if ("pending" in found) return { kind: "unconnected", pending: found.pending };
+    return { kind: "connection", connectionId: found.connectionId, url, gateway };
   }
   if (options.webhookUrl) return { kind: "webhook", url: options.webhookUrl };
   return {
     kind: "missing",
     detail:
-      "COMMUNICATOR_WEBHOOK_URL is not configured and no connection was named (context.connection_id or COMMUNICATOR_CONNECTION_ID)",
+      "COMMUNICATOR_WEBHOOK_URL is not configured and no connection was named (context.connection_id, context.provider or COMMUNICATOR_CONNECTION_ID)",
   };
 }
 
@@ -107,7 +138,10 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
                 )
               ).trim()
             : step.task.trim();
-      const channel = channelFor(options, step.context);
+      const channel = await channelFor(options, step);
+      if (channel.kind === "unconnected") {
+        return held(draft, `Draft ready, but ${channel.pending.detail}`, channel.pending);
+      }
       if (channel.kind === "missing") {
         return held(draft, `Draft ready, but there is no channel to send it: ${channel.detail}`, {
           kind: "credentials",
@@ -175,15 +209,19 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
       } catch (error) {
         const detail = reconnectNeeded(error, connectionId);
         if (!detail) throw error;
-        return held(
-          draft,
-          `Draft ready, but connection ${connectionId} cannot send it`,
+        const pending = await repairFor(
+          gateway,
+          connectionId,
           {
-            kind: "credentials",
-            detail,
+            provider: text(step.context.provider),
+            workspaceId: text(step.context.workspace_id),
+            signal: step.signal,
           },
-          { connection_id: connectionId },
+          detail,
         );
+        return held(draft, `Draft ready, but connection ${connectionId} cannot send it`, pending, {
+          connection_id: connectionId,
+        });
       }
       return {
         status: "success",

@@ -56,6 +56,7 @@ const schema = z.object({
   COMMUNICATOR_SEND_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   GATEWAY_URL: envUrl({ protocols: ["http", "https"] }).optional(),
   GATEWAY_API_KEY: envString().optional(),
+  CONSENT_POLL_INTERVAL: envDuration().default(2000),
   SANDBOX_TIMEOUT: envDuration().default(5000),
   SANDBOX_MEMORY_MB: envInteger({ min: 8, max: 4096 }).default(64),
 });
@@ -83,6 +84,8 @@ export interface AgentConfig {
   webhookUrl?: string;
   requireSendApproval: boolean;
   gateway?: { url: string; apiKey?: string };
+  /** How often yielded consent steps look whether their connection became active. */
+  consentPollMs: number;
   sendConnectionId?: string;
   sendUrl?: string;
   sandbox: { timeoutMs: number; memoryMb: number };
@@ -154,6 +157,7 @@ export function loadAgentConfig(env: Env): AgentConfig {
     gateway: c.GATEWAY_URL
       ? { url: c.GATEWAY_URL.toString(), apiKey: c.GATEWAY_API_KEY }
       : undefined,
+    consentPollMs: c.CONSENT_POLL_INTERVAL,
     sendConnectionId: c.COMMUNICATOR_CONNECTION_ID,
     sendUrl: c.COMMUNICATOR_SEND_URL?.toString(),
     sandbox: { timeoutMs: c.SANDBOX_TIMEOUT, memoryMb: c.SANDBOX_MEMORY_MB },

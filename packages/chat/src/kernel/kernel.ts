@@ -1,8 +1,8 @@
-import { createGatewayClient } from "@atrium/sdk";
 import { createBrowser } from "../agents/browser.js";
 import type { SandboxLimits } from "../agents/code-sandbox.js";
 import { createCoder } from "../agents/coder.js";
 import { createCommunicator } from "../agents/communicator.js";
+import { chatGatewayClient, type GatewaySettings } from "../agents/gateway-client.js";
 import { createResearcher } from "../agents/researcher.js";
 import { createUrlPolicy } from "../agents/url-policy.js";
 import { type LlmClient, LlmError } from "../llm/llm-client.js";
@@ -38,7 +38,7 @@ export interface KernelOptions {
   chromiumPath?: string;
   communicatorWebhookUrl?: string;
   /** The credential gateway; with it the communicator can send with a broker connection. */
-  gateway?: { url: string; apiKey?: string };
+  gateway?: GatewaySettings;
   /** The connection the communicator sends with when a request names none. */
   communicatorConnectionId?: string;
   /** Where that connection sends when a request names no `send_url`. */
@@ -136,17 +136,6 @@ function dedupeSources(results: AgentResult[]): Source[] {
   return sources;
 }
 
-function gatewayClient(gateway: KernelOptions["gateway"]) {
-  if (!gateway) return undefined;
-  return createGatewayClient({
-    baseUrl: gateway.url,
-    apiKey: gateway.apiKey,
-    // Token calls carry no signal of their own; without this a stuck gateway would hold the step.
-    fetch: (input, init) =>
-      fetch(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(10_000) }),
-  });
-}
-
 /**
  * The OODA kernel: observe (memory context for the agent's scope), orient (route to a role),
  * decide (the next planned run within the budget), act (run the sub-agent), and loop through
@@ -160,7 +149,7 @@ export function createKernel(options: KernelOptions): ChatKernel {
     browser: createBrowser({ policy, chromiumPath: options.chromiumPath }),
     communicator: createCommunicator({
       webhookUrl: options.communicatorWebhookUrl,
-      gateway: gatewayClient(options.gateway),
+      gateway: options.gateway && chatGatewayClient(options.gateway),
       connectionId: options.communicatorConnectionId,
       sendUrl: options.communicatorSendUrl,
       // A credential goes only to hosts named in the list: "*" opens pages, never sends tokens.

@@ -45,7 +45,16 @@ export function sourcesOf(output: KernelOutput): Source[] {
 
 export function pendingOf(output: KernelOutput): PendingItem[] {
   const pending = Array.isArray(output.metadata?.pending) ? output.metadata.pending : [];
-  return pending.map((item) => ({ kind: item.kind, detail: String(item.detail ?? "") }));
+  return pending.map((item) =>
+    item.kind === "consent"
+      ? {
+          kind: item.kind,
+          provider: String(item.provider ?? ""),
+          authorization_url: String(item.authorization_url ?? ""),
+          detail: String(item.detail ?? ""),
+        }
+      : { kind: item.kind, detail: String(item.detail ?? "") },
+  );
 }
 
 export function tokensOf(output: KernelOutput): Record<string, number> {

@@ -2,6 +2,11 @@ import { AtriumError } from "@atrium/kit";
 import type { FastifyPluginAsync, FastifyReply, FastifySchema } from "fastify";
 import type { ChatKernel } from "../kernel/kernel-types.js";
 import {
+  type ConsentWatch,
+  type ConsentWatchOptions,
+  createConsentWatch,
+} from "../runs/consent-watch.js";
+import {
   createRunManager,
   RunConflictError,
   RunKernelError,
@@ -39,6 +44,8 @@ export interface ChatRouterOptions {
   runLeaseMs?: number;
   /** Where each step's end or pause is recorded for the chat webhook (chat.step.*); none without. */
   stepEvents?: WebhookOutbox;
+  /** With the gateway: steps that yielded for a consent resume once the connection is active. */
+  consent?: Omit<ConsentWatchOptions, "manager" | "onError">;
 }
 
 export const defaultStreamTimeoutMs = 300_000;
@@ -154,10 +161,16 @@ export function createChatRouter(
       for (const stream of streams) stream.shutdown();
     });
     // Started with the server, so that a restarted host fails the steps its predecessor left.
+    let consentWatch: ConsentWatch | undefined;
     app.addHook("onReady", async () => {
       if (bus.store) runs();
+      if (options.consent) {
+        consentWatch = createConsentWatch({ ...options.consent, manager: runs(), onError });
+        consentWatch.start();
+      }
     });
     app.addHook("onClose", async () => {
+      await consentWatch?.stop();
       await manager?.close();
     });
 

@@ -90,8 +90,17 @@ const chatResponse = {
         type: "object",
         required: ["kind", "detail"],
         properties: {
-          kind: { type: "string", enum: ["credentials", "approval"] },
+          kind: { type: "string", enum: ["credentials", "approval", "consent"] },
           detail: { type: "string" },
+          provider: {
+            type: "string",
+            description: "`consent`: the broker provider the step needs a connection to.",
+          },
+          authorization_url: {
+            type: "string",
+            description:
+              "`consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active.",
+          },
         },
       },
     },
@@ -297,7 +306,7 @@ export const chatRouteSchemas = {
         status: { type: "string", enum: ["yielded"] },
         pending: {
           type: "string",
-          enum: ["approval", "credentials"],
+          enum: ["approval", "credentials", "consent"],
           description: "Only the steps waiting for an item of this kind.",
         },
         limit: { type: "integer", minimum: 1, maximum: 200, default: 50 },

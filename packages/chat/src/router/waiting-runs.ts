@@ -1,9 +1,7 @@
 import { requestPrincipal } from "@atrium/kit";
 import type { FastifyRequest } from "fastify";
-import type { PendingItem } from "../kernel/pending-item.js";
+import { type PendingItem, pendingKinds } from "../kernel/pending-item.js";
 import type { RunRecord, YieldedQuery } from "../runs/run-store.js";
-
-const pendingKinds: readonly PendingItem["kind"][] = ["approval", "credentials"];
 
 /** The query of GET /chat/runs, validated; the error message names the field. */
 export function parseYieldedQuery(query: Record<string, string | undefined>): YieldedQuery {

@@ -19,6 +19,7 @@ import {
   startService,
 } from "@atrium/kit";
 import { Gauge } from "prom-client";
+import { chatGatewayClient } from "../agents/gateway-client.js";
 import { loadAgentConfig } from "../config/chat-config.js";
 import { createKernel } from "../kernel/kernel.js";
 import { createLlmClient } from "../llm/llm-client.js";
@@ -150,6 +151,14 @@ export async function startAgentService(
             heartbeatMs: config.heartbeatMs,
             onError: (error, where) => logger.error({ err: error, where }, "chat request failed"),
             ...(stepEvents ? { stepEvents } : {}),
+            ...(config.gateway
+              ? {
+                  consent: {
+                    gateway: chatGatewayClient(config.gateway),
+                    intervalMs: config.consentPollMs,
+                  },
+                }
+              : {}),
           }),
           { prefix: chatMountPrefix },
         );

@@ -233,8 +233,12 @@ export interface operations {
                         /** @description What a `yield` waits for; present only then. */
                         pending?: {
                             /** @enum {string} */
-                            kind: "credentials" | "approval";
+                            kind: "credentials" | "approval" | "consent";
                             detail: string;
+                            /** @description `consent`: the broker provider the step needs a connection to. */
+                            provider?: string;
+                            /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                            authorization_url?: string;
                         }[];
                     };
                 };
@@ -306,7 +310,7 @@ export interface operations {
             query: {
                 status: "yielded";
                 /** @description Only the steps waiting for an item of this kind. */
-                pending?: "approval" | "credentials";
+                pending?: "approval" | "credentials" | "consent";
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
@@ -332,8 +336,12 @@ export interface operations {
                             /** @description What a `yield` waits for; present only then. */
                             pending: {
                                 /** @enum {string} */
-                                kind: "credentials" | "approval";
+                                kind: "credentials" | "approval" | "consent";
                                 detail: string;
+                                /** @description `consent`: the broker provider the step needs a connection to. */
+                                provider?: string;
+                                /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                                authorization_url?: string;
                             }[];
                             /** @description The step's answer at the pause: what approving lets it act on. */
                             draft: string;
@@ -500,8 +508,12 @@ export interface operations {
                         /** @description What a `yielded` step waits for. */
                         pending?: {
                             /** @enum {string} */
-                            kind: "credentials" | "approval";
+                            kind: "credentials" | "approval" | "consent";
                             detail: string;
+                            /** @description `consent`: the broker provider the step needs a connection to. */
+                            provider?: string;
+                            /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                            authorization_url?: string;
                         }[];
                         /** @description Why the step failed or was cancelled. */
                         reason?: string;
@@ -523,8 +535,12 @@ export interface operations {
                             /** @description What a `yield` waits for; present only then. */
                             pending?: {
                                 /** @enum {string} */
-                                kind: "credentials" | "approval";
+                                kind: "credentials" | "approval" | "consent";
                                 detail: string;
+                                /** @description `consent`: the broker provider the step needs a connection to. */
+                                provider?: string;
+                                /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                                authorization_url?: string;
                             }[];
                         };
                         /** @description The agent host running (or that last ran) the step. */
@@ -652,8 +668,12 @@ export interface operations {
                         /** @description What a `yield` waits for; present only then. */
                         pending?: {
                             /** @enum {string} */
-                            kind: "credentials" | "approval";
+                            kind: "credentials" | "approval" | "consent";
                             detail: string;
+                            /** @description `consent`: the broker provider the step needs a connection to. */
+                            provider?: string;
+                            /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                            authorization_url?: string;
                         }[];
                     };
                 };
@@ -765,8 +785,12 @@ export interface operations {
                         /** @description What a `yielded` step waits for. */
                         pending?: {
                             /** @enum {string} */
-                            kind: "credentials" | "approval";
+                            kind: "credentials" | "approval" | "consent";
                             detail: string;
+                            /** @description `consent`: the broker provider the step needs a connection to. */
+                            provider?: string;
+                            /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                            authorization_url?: string;
                         }[];
                         /** @description Why the step failed or was cancelled. */
                         reason?: string;
@@ -788,8 +812,12 @@ export interface operations {
                             /** @description What a `yield` waits for; present only then. */
                             pending?: {
                                 /** @enum {string} */
-                                kind: "credentials" | "approval";
+                                kind: "credentials" | "approval" | "consent";
                                 detail: string;
+                                /** @description `consent`: the broker provider the step needs a connection to. */
+                                provider?: string;
+                                /** @description `consent`: where the person grants it (the gateway's connect flow); the step resumes by itself once the connection is active. */
+                                authorization_url?: string;
                             }[];
                         };
                         /** @description The agent host running (or that last ran) the step. */
