@@ -1,16 +1,11 @@
 // Two agent hosts over one PostgreSQL database and one Redis, as behind one address: a step that
 // yields on one host is resumed on the other, and a step running on one is cancelled from the other.
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type TestContext, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startAgentService, type TraceEvent } from "@atrium/chat";
-import { createLogger } from "@atrium/kit";
-import { createTestPostgres, needsServer, redisUrl } from "@atrium/kit/testing";
+import type { TraceEvent } from "@atrium/chat";
+import { needsServer } from "@atrium/kit/testing";
+import { startChatHosts, startTeamHook } from "./chat-hosts-harness.js";
 
 interface Answer {
   status: string;
@@ -33,48 +28,10 @@ const call = async (base: string, path: string, body?: unknown, method = "POST")
   return { status: res.status, body: (await res.json()) as Answer };
 };
 
-/** A webhook receiver standing in for the team's chat: what the communicator sends lands here. */
-async function startHook(t: TestContext) {
-  const posts: { text: string }[] = [];
-  const server = createServer(async (req, res) => {
-    let text = "";
-    for await (const chunk of req) text += chunk;
-    posts.push(JSON.parse(text));
-    res.writeHead(200).end("ok");
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  t.after(() => server.close());
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posts };
-}
-
-async function twoHosts(t: TestContext, env: Record<string, string>) {
-  const db = await createTestPostgres();
-  t.after(() => db.drop());
-  const hosts: { base: string; stop: () => Promise<void> }[] = [];
-  for (const name of ["a", "b"]) {
-    const dir = await mkdtemp(join(tmpdir(), `agent-${name}-`));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const host = await startAgentService({
-      env: {
-        AGENT_PORT: "0",
-        AGENT_HOST: "127.0.0.1",
-        TRACES_DIR: dir,
-        DATABASE_URL: db.url,
-        REDIS_URL: redisUrl(),
-        ...env,
-      },
-      logger: createLogger({ name: `agent-${name}`, level: "silent" }),
-    });
-    t.after(() => host.stop());
-    hosts.push({ base: `${host.urls.rest}/api/v1`, stop: host.stop });
-  }
-  return hosts;
-}
-
 test("a step that yields for approval on one host resumes on the other, once", async (t) => {
   if (!(await needsServer(t, "postgres")) || !(await needsServer(t, "redis"))) return;
-  const hook = await startHook(t);
-  const [a, b] = await twoHosts(t, { COMMUNICATOR_WEBHOOK_URL: hook.url });
+  const hook = await startTeamHook(t);
+  const [a, b] = await startChatHosts(t, { env: { COMMUNICATOR_WEBHOOK_URL: hook.url } });
   const workflowId = `resume_${process.pid}_${Date.now()}`;
 
   const asked = await call(a.base, "/chat", {
@@ -131,7 +88,7 @@ test("a step that yields for approval on one host resumes on the other, once", a
 test("a step running on one host is cancelled from the other within a second", async (t) => {
   if (!(await needsServer(t, "postgres")) || !(await needsServer(t, "redis"))) return;
   // The coder runs the message's code block; this one loops until the 60 s sandbox limit.
-  const [a, b] = await twoHosts(t, { SANDBOX_TIMEOUT: "60s" });
+  const [a, b] = await startChatHosts(t, { env: { SANDBOX_TIMEOUT: "60s" } });
   const workflowId = `cancel_${process.pid}_${Date.now()}`;
   const started = await call(a.base, "/chat/runs", {
     message: "Run this: ```js\nfor (;;) {}\n```",

@@ -1,35 +1,14 @@
 // Two agent hosts, each with its own traces directory as on two machines, over one PostgreSQL
 // database and one Redis: history and the workflow list answer the same whichever host is asked.
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdir } from "node:fs/promises";
 import { test } from "node:test";
-import { startAgentService } from "@atrium/chat";
-import { createLogger } from "@atrium/kit";
-import { createTestPostgres, needsServer, redisUrl } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
+import { startChatHosts } from "./chat-hosts-harness.js";
 
 test("a step run on one agent host has its history and workflow entry on the other", async (t) => {
   if (!(await needsServer(t, "postgres")) || !(await needsServer(t, "redis"))) return;
-  const db = await createTestPostgres();
-  t.after(() => db.drop());
-  const hosts = [];
-  for (const name of ["a", "b"]) {
-    const dir = await mkdtemp(join(tmpdir(), `agent-${name}-`));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const host = await startAgentService({
-      env: {
-        AGENT_PORT: "0",
-        AGENT_HOST: "127.0.0.1",
-        TRACES_DIR: dir,
-        DATABASE_URL: db.url,
-        REDIS_URL: redisUrl(),
-      },
-      logger: createLogger({ name: `agent-${name}`, level: "silent" }),
-    });
-    t.after(() => host.stop());
-    hosts.push({ base: `${host.urls.rest}/api/v1`, dir, rest: host.urls.rest });
-  }
+  const hosts = await startChatHosts(t);
   const [a, b] = hosts;
   const health = (await (await fetch(`${b.rest}/health`)).json()) as { checks: object };
   assert.deepEqual(health.checks, { cache: "ok", database: "ok" });

@@ -2,18 +2,15 @@
 // (Chromium, through the gateway, which reaches agent host 2), and resumes on host 2; both hosts
 // share one PostgreSQL and Redis, and the trace shows one pause and one resumption.
 import assert from "node:assert/strict";
-import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type TestContext, test } from "node:test";
+import { test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { startAgentService, type TraceEvent } from "@atrium/chat";
+import type { TraceEvent } from "@atrium/chat";
 import { consoleIsBuilt } from "@atrium/console";
 import { startGatewayService } from "@atrium/gateway";
 import { createLogger } from "@atrium/kit";
-import { createTestPostgres, needsServer, redisUrl } from "@atrium/kit/testing";
+import { needsServer } from "@atrium/kit/testing";
+import { startChatHosts, startTeamHook } from "./chat-hosts-harness.js";
 import { artifacts, launchChromium } from "./console-harness.js";
 
 const operatorKey = "approvals-operator-key";
@@ -31,20 +28,6 @@ const agentCall = async (base: string, path: string, body?: unknown) => {
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 };
 
-/** A webhook receiver standing in for the team's chat: what the communicator sends lands here. */
-async function startHook(t: TestContext) {
-  const posts: { text: string }[] = [];
-  const server = createServer(async (req, res) => {
-    let text = "";
-    for await (const chunk of req) text += chunk;
-    posts.push(JSON.parse(text));
-    res.writeHead(200).end("ok");
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  t.after(() => server.close());
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, posts };
-}
-
 test("a step that yields on host 1 is approved in the console and resumes on host 2", async (t) => {
   if (!(await needsServer(t, "postgres")) || !(await needsServer(t, "redis"))) return;
   if (!consoleIsBuilt()) {
@@ -52,29 +35,11 @@ test("a step that yields on host 1 is approved in the console and resumes on hos
   }
   const browser = await launchChromium(t);
   if (!browser) return;
-  const hook = await startHook(t);
-  const db = await createTestPostgres();
-  t.after(() => db.drop());
-  const hosts: { base: string }[] = [];
-  for (const name of ["one", "two"]) {
-    const dir = await mkdtemp(join(tmpdir(), `agent-${name}-`));
-    t.after(() => rm(dir, { recursive: true, force: true }));
-    const host = await startAgentService({
-      env: {
-        AGENT_PORT: "0",
-        AGENT_HOST: "127.0.0.1",
-        TRACES_DIR: dir,
-        DATABASE_URL: db.url,
-        REDIS_URL: redisUrl(),
-        ATRIUM_AGENT_API_KEY: agentKey,
-        COMMUNICATOR_WEBHOOK_URL: hook.url,
-      },
-      logger: createLogger({ name: `agent-${name}`, level: "silent" }),
-    });
-    t.after(() => host.stop());
-    hosts.push({ base: `${host.urls.rest}/api/v1` });
-  }
-  const [one, two] = hosts;
+  const hook = await startTeamHook(t);
+  const [one, two] = await startChatHosts(t, {
+    names: ["one", "two"],
+    env: { ATRIUM_AGENT_API_KEY: agentKey, COMMUNICATOR_WEBHOOK_URL: hook.url },
+  });
   // The console's gateway reaches host 2 only; the broker is not needed by these routes.
   const gateway = await startGatewayService({
     env: {
