@@ -62,6 +62,9 @@ const settings = (url: string): StepWebhookSettings => ({
   retryWindowMs: 60_000,
 });
 
+const workerOf = (outbox: WebhookOutbox, url: string, instanceId: string) =>
+  createStepWebhookWorker({ outbox, settings: settings(url), instanceId, logger });
+
 /** Verifies the Standard Webhooks signature independently of kit's signing, and reads the body. */
 function verified(hit: ReceivedWebhook): { type: string; data: Record<string, unknown> } {
   const expected = createHmac("sha256", secretKey)
@@ -114,12 +117,7 @@ for (const [name, open] of backends) {
     const cancelled = await store.cancel("wf_hooks", "s_wait", "the user gave up");
     assert.equal(cancelled?.changed, true);
 
-    const worker = createStepWebhookWorker({
-      outbox,
-      settings: settings(receiver.url),
-      instanceId: "host-a",
-      logger,
-    });
+    const worker = workerOf(outbox, receiver.url, "host-a");
     assert.deepEqual(await worker.runOnce(), { claimed: 3, delivered: 3, retrying: 0, failed: 0 });
     assert.deepEqual(await worker.runOnce(), { claimed: 0, delivered: 0, retrying: 0, failed: 0 });
 
@@ -214,12 +212,7 @@ for (const [name, open] of backends) {
     const hostB = openHost();
     const storeB = withStepEvents(hostB.runs, hostB.outbox, assert.fail);
     await storeB.expire();
-    const worker = createStepWebhookWorker({
-      outbox: hostB.outbox,
-      settings: settings(receiver.url),
-      instanceId: "host-b",
-      logger,
-    });
+    const worker = workerOf(hostB.outbox, receiver.url, "host-b");
     assert.deepEqual(await worker.runOnce(), { claimed: 1, delivered: 1, retrying: 0, failed: 0 });
     await storeB.expire();
     const hostC = openHost();
@@ -239,12 +232,7 @@ for (const [name, open] of backends) {
     t.after(() => receiver.close());
     const { runs, outbox } = openHost();
     await endedRun(withStepEvents(runs, outbox, assert.fail), "s_retry", "completed");
-    const worker = createStepWebhookWorker({
-      outbox,
-      settings: settings(receiver.url),
-      instanceId: "host-a",
-      logger,
-    });
+    const worker = workerOf(outbox, receiver.url, "host-a");
     assert.equal((await worker.runOnce()).retrying, 1);
     await eventually("the retry is due and delivered", async () => {
       await worker.runOnce();
@@ -262,12 +250,7 @@ for (const [name, open] of backends) {
     t.after(() => receiver.close());
     const hostA = openHost();
     await endedRun(withStepEvents(hostA.runs, hostA.outbox, assert.fail), "s_moved", "completed");
-    const workerA = createStepWebhookWorker({
-      outbox: hostA.outbox,
-      settings: settings(receiver.url),
-      instanceId: "host-a",
-      logger,
-    });
+    const workerA = workerOf(hostA.outbox, receiver.url, "host-a");
     const passA = workerA.runOnce();
     await eventually("host A is sending", () => receiver.received.length === 1);
     await workerA.stop();
@@ -275,12 +258,7 @@ for (const [name, open] of backends) {
 
     receiver.answer = () => 204;
     const hostB = openHost();
-    const workerB = createStepWebhookWorker({
-      outbox: hostB.outbox,
-      settings: settings(receiver.url),
-      instanceId: "host-b",
-      logger,
-    });
+    const workerB = workerOf(hostB.outbox, receiver.url, "host-b");
     assert.deepEqual(await workerB.runOnce(), { claimed: 1, delivered: 1, retrying: 0, failed: 0 });
     assert.equal((await workerB.runOnce()).claimed, 0);
     assert.equal(receiver.received.length, 2, "A's cut attempt and B's delivery");
