@@ -1,13 +1,15 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
-import { test } from "node:test";
+import { mock, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import {
   connectionsPerClient,
+  createRefusalLog,
   exemptLoopback,
   limitConnectionsPerClient,
 } from "./connection-limit.js";
+import { capturedLogger } from "./service-host.fixtures.js";
 
 /** A client socket, and whether the server has closed it on us. */
 async function dial(port: number) {
@@ -75,4 +77,33 @@ test("MAX_CONNECTIONS_PER_CLIENT sets the limit: 256 by default, 0 turns it off"
     () => connectionsPerClient({ MAX_CONNECTIONS_PER_CLIENT: "-1" }),
     /MAX_CONNECTIONS_PER_CLIENT/,
   );
+});
+
+test("refusals are logged at warn, one line per client per interval with the count", (t) => {
+  mock.timers.enable({ apis: ["setTimeout"] });
+  t.after(() => mock.timers.reset());
+  const log = capturedLogger();
+  const refused = createRefusalLog({ logger: log.logger, perClient: 2, intervalMs: 1000 });
+  const logged = () =>
+    log.entries().map((line) => [line.callerAddress, line.refused] as [string, number]);
+
+  refused("203.0.113.9");
+  assert.deepEqual(logged(), [["203.0.113.9", 1]], "the first refusal is logged at once");
+  const [first] = log.entries();
+  assert.equal(first.level, 40, "at warn");
+  assert.match(first.msg, /per-client connection limit/);
+  assert.equal(first.perClient, 2);
+  for (let i = 0; i < 500; i++) refused("203.0.113.9");
+  refused("198.51.100.7");
+  assert.equal(logged().length, 2, "a flood is one line per client, not one per connection");
+
+  mock.timers.tick(1000);
+  assert.deepEqual(logged().slice(2), [["203.0.113.9", 500]], "the interval's count, in one line");
+  refused("203.0.113.9");
+  mock.timers.tick(1000);
+  assert.deepEqual(logged().slice(3), [["203.0.113.9", 1]]);
+  mock.timers.tick(1000);
+  assert.equal(logged().length, 4, "a quiet interval writes nothing");
+  refused("203.0.113.9");
+  assert.deepEqual(logged().slice(4), [["203.0.113.9", 1]], "after a quiet interval, at once");
 });

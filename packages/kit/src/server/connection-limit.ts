@@ -2,6 +2,7 @@ import type { Server } from "node:net";
 import { z } from "zod";
 import { envInteger } from "../config/env-values.js";
 import { type Env, loadConfig } from "../config/load-config.js";
+import type { Logger } from "../logger/logger.js";
 import { isLoopbackAddress } from "./public-address.js";
 
 export interface ConnectionLimitOptions {
@@ -38,6 +39,54 @@ export function limitConnectionsPerClient(server: Server, options: ConnectionLim
       else open.delete(address);
     });
   });
+}
+
+export interface RefusalLogOptions {
+  logger: Pick<Logger, "warn">;
+  /** The limit, named in each line so an operator sees what was hit. */
+  perClient: number;
+  /** At most one line per client address per interval; default `refusalLogIntervalMs`. */
+  intervalMs?: number;
+}
+
+export const refusalLogIntervalMs = 60_000;
+
+/**
+ * The `onRefused` of a port: a client refused is worth an operator's attention (an attack, a
+ * leaking pool), but one line per refused connection would let that client flood the log. The
+ * first refusal of an address is logged at once; the refusals that follow within the interval
+ * are counted and logged as one line when it ends, for as long as they continue. Only the
+ * address is logged: nothing the client sent is read before it is refused.
+ */
+export function createRefusalLog(options: RefusalLogOptions): (address: string) => void {
+  const intervalMs = options.intervalMs ?? refusalLogIntervalMs;
+  /** Addresses in a logging interval, and their refusals not logged yet. */
+  const unlogged = new Map<string, number>();
+  const log = (address: string, refused: number) =>
+    options.logger.warn(
+      { callerAddress: address, refused, perClient: options.perClient, intervalMs },
+      "connections refused: client over the per-client connection limit",
+    );
+  const endInterval = (address: string) => {
+    const refused = unlogged.get(address) ?? 0;
+    if (refused === 0) {
+      unlogged.delete(address);
+      return;
+    }
+    log(address, refused);
+    unlogged.set(address, 0);
+    setTimeout(endInterval, intervalMs, address).unref();
+  };
+  return (address) => {
+    const refused = unlogged.get(address);
+    if (refused !== undefined) {
+      unlogged.set(address, refused + 1);
+      return;
+    }
+    log(address, 1);
+    unlogged.set(address, 0);
+    setTimeout(endInterval, intervalMs, address).unref();
+  };
 }
 
 /**

@@ -21,7 +21,7 @@ import {
   callerAddressKey,
   forwardedCallerKey,
 } from "./caller-address.js";
-import { exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
+import { createRefusalLog, exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
 import { createGrpcHealth } from "./grpc-health.js";
 import {
   authenticateCalls,
@@ -133,7 +133,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
   limitConnectionsPerClient(server, {
     perClient: limits.connectionsPerClient,
     exempt: exemptLoopback,
-    onRefused: (address) => logger.debug({ callerAddress: address }, "connection over the limit"),
+    onRefused: createRefusalLog({ logger, perClient: limits.connectionsPerClient }),
   });
   server.on("request", (request, response) => {
     drainUnreadBody(request, response);

@@ -9,7 +9,7 @@ import type { RequestLogLevel } from "../logger/log-levels.js";
 import type { HealthReport } from "../observability/health.js";
 import type { RequestMetrics } from "../observability/metrics.js";
 import type { CallerAddressPolicy } from "./caller-address.js";
-import { exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
+import { createRefusalLog, exemptLoopback, limitConnectionsPerClient } from "./connection-limit.js";
 import { toFetchHeaders } from "./fetch-headers.js";
 import { checkRestInput } from "./input-rule.js";
 import { normalizeRestError } from "./rest-errors.js";
@@ -125,7 +125,7 @@ export function createRestApp(options: RestAppOptions): FastifyInstance {
   limitConnectionsPerClient(app.server, {
     perClient: limits.connectionsPerClient,
     exempt: exemptLoopback,
-    onRefused: (address) => logger.debug({ callerAddress: address }, "connection over the limit"),
+    onRefused: createRefusalLog({ logger, perClient: limits.connectionsPerClient }),
   });
 
   const isOpen = (request: FastifyRequest) =>
