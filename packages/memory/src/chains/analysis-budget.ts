@@ -6,10 +6,30 @@
  * message itself is stored and searchable whole; only what the analysis reads is cut.
  */
 
+/**
+ * Every budget of the chain check is declared here, once; docs/memory.md ("Chain analysis is
+ * bounded, per tenant") states them.
+ */
+
 /** Characters of one message the analysis reads: its leading part. */
 export const MESSAGE_ANALYSIS_CHARS = 4000;
 /** Characters of a chain's text one analysis reads (its messages' leading parts, in order). */
 export const CHAIN_ANALYSIS_CHARS = 16_000;
+/**
+ * Characters one embedding reads (a message's leading part, a chain's newest part): embedding
+ * models have input limits, and the cost of an embedding grows with its input.
+ */
+export const EMBED_CHARS = 6000;
+/**
+ * Wall time one analysis task may run on its thread; past it the thread is terminated and the
+ * chain gets a degraded analysis (text-analysis-pool.ts).
+ */
+export const ANALYSIS_TASK_MS = 5000;
+/**
+ * Time one chain check job spends on its scope; past it the job stops at the next message and
+ * queues the rest behind the other scopes' jobs (chain-check-worker.ts).
+ */
+export const CHAIN_CHECK_JOB_MS = 5000;
 
 /** The leading `maxChars` of `text`, cut at a word boundary when one is near, marked with "…". */
 export function leadingPart(text: string, maxChars: number): string {

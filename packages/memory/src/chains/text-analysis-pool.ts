@@ -1,4 +1,5 @@
 import { Piscina } from "piscina";
+import { ANALYSIS_TASK_MS } from "./analysis-budget.js";
 import { createFairQueue } from "./fair-queue.js";
 import {
   type ChainAnalysis,
@@ -35,7 +36,7 @@ export interface TextAnalysisPoolOptions {
   /**
    * Wall time one task may run on its thread. Past it the thread is terminated (piscina starts
    * another) and the caller gets the degraded result: the text's leading words and its topic,
-   * no entities. Default 5 s.
+   * no entities. Default `ANALYSIS_TASK_MS`.
    */
   taskTimeoutMs?: number;
   /** Told of each task that ran out of time. */
@@ -59,7 +60,7 @@ const entry = new URL("../../worker/entry.mjs", import.meta.url).href;
  */
 export function createTextAnalysisPool(options: TextAnalysisPoolOptions): TextAnalysis {
   if (options.threads === 0) return inlineTextAnalysis;
-  const taskTimeoutMs = options.taskTimeoutMs ?? 5000;
+  const taskTimeoutMs = options.taskTimeoutMs ?? ANALYSIS_TASK_MS;
   const pool = new Piscina({
     filename: entry,
     workerData,

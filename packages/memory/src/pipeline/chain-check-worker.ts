@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Sql } from "@atrium/kit";
 import type { ChainAnalyser } from "../chains/analyse-chain.js";
-import { analysisText, leadingPart } from "../chains/analysis-budget.js";
+import {
+  analysisText,
+  CHAIN_CHECK_JOB_MS,
+  EMBED_CHARS,
+  leadingPart,
+} from "../chains/analysis-budget.js";
 import type { ContinuityJudge } from "../chains/continuity.js";
 import { findMergeTarget } from "../chains/heat.js";
 import type { ChainAnalysis } from "../chains/text-analysis.js";
@@ -36,14 +41,13 @@ export interface ChainCheckWorkerOptions {
   batchSize?: number;
   /**
    * Wall time one job spends on a scope before it stops at the next message and leaves the
-   * rest to the job the scheduler queues after it, behind other scopes' jobs; default 5 s.
+   * rest to the job the scheduler queues after it, behind other scopes' jobs; default
+   * `CHAIN_CHECK_JOB_MS`.
    */
   jobBudgetMs?: number;
   now?: () => Date;
 }
 
-// Embedding models have input limits; the newest part of a long chain says most about it.
-export const EMBED_CHARS = 6000;
 /**
  * A chain this long is closed even when the topic holds: analysis and re-summarising cost grows
  * with the chain, and one endless conversation would otherwise become one unsearchable blob.
@@ -94,7 +98,7 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
   const { sql, events, embedder, analyser, judge, vectorSearch } = options;
   const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   const batchSize = options.batchSize ?? 100;
-  const jobBudgetMs = options.jobBudgetMs ?? 5000;
+  const jobBudgetMs = options.jobBudgetMs ?? CHAIN_CHECK_JOB_MS;
   const now = options.now ?? (() => new Date());
 
   function startChain(event: StmEvent, scope: Scope): ChainRecord {

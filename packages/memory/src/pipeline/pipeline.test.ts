@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { after, before, beforeEach, describe, test } from "node:test";
 import { createPgliteSql, type Sql } from "@atrium/kit";
 import { createChainAnalyser } from "../chains/analyse-chain.js";
-import { CHAIN_ANALYSIS_CHARS } from "../chains/analysis-budget.js";
+import { CHAIN_ANALYSIS_CHARS, EMBED_CHARS } from "../chains/analysis-budget.js";
 import { createContinuityJudge } from "../chains/continuity.js";
 import { inlineTextAnalysis, type TextAnalysis } from "../chains/text-analysis-pool.js";
 import type { Scope, StmEvent } from "../domain.js";
@@ -17,7 +17,7 @@ import { createSessionStore } from "../store/sessions.js";
 import { createVectorSearch, type VectorSearch } from "../store/vector-search.js";
 import { testChain } from "../testing/chain-record.js";
 import { chatAnswer, type FakeOpenAi, startFakeOpenAi } from "../testing/fake-openai.js";
-import { createChainCheckWorker, EMBED_CHARS } from "./chain-check-worker.js";
+import { createChainCheckWorker } from "./chain-check-worker.js";
 import { createPromoter } from "./promoter.js";
 
 let sql: Sql;

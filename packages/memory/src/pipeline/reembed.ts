@@ -1,10 +1,10 @@
 import type { Sql } from "@atrium/kit";
+import { EMBED_CHARS } from "../chains/analysis-budget.js";
 import type { Scope } from "../domain.js";
 import type { Embedder } from "../embeddings/embedder.js";
 import { chainStore } from "../store/chains.js";
 import { turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
-import { EMBED_CHARS } from "./chain-check-worker.js";
 
 export interface ReembedOptions {
   sql: Sql;
