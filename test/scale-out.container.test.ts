@@ -149,6 +149,22 @@ test("two replicas of every service answer alike and lose nothing when one is ki
       )) as { events: unknown[] }
     ).events.length;
 
+  /** The broker token reads a gateway replica made over gRPC, from its /metrics. */
+  const brokerTokenCallsOverGrpc = async (base: string) => {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    let calls = 0;
+    for (const line of text.split("\n")) {
+      if (
+        line.startsWith("atrium_gateway_broker_calls_total{") &&
+        line.includes('transport="grpc"') &&
+        /method="[^"]*token/i.test(line)
+      ) {
+        calls += Number(line.slice(line.lastIndexOf(" ") + 1));
+      }
+    }
+    return calls;
+  };
+
   // GetSession is Planned (501) in the contract: a session is known to a replica when it takes
   // turns in it, and an id no replica created is 404.
   check("memory: a session created on replica A is known to replica B", async () => {
@@ -325,6 +341,7 @@ test("two replicas of every service answer alike and lose nothing when one is ki
         createGrpcTransport({ baseUrl: proxy.gatewayGrpc }),
       );
       const before = await tokenAudits();
+      const callsBefore = await Promise.all(gateway.map(brokerTokenCallsOverGrpc));
       for (let round = 0; round < 4; round++) {
         const context = await memoryClient.getContext(
           { sessionId, limit: 1000 },
@@ -341,6 +358,15 @@ test("two replicas of every service answer alike and lose nothing when one is ki
         assert.equal(token.apiKey, providerKey, `round ${round}`);
       }
       assert.equal((await tokenAudits()) - before, 4);
+      // Each call was its own stream through the proxy: both gateways answered, and each reached
+      // the broker over gRPC (through `lb`), none falling back to REST.
+      const callsAfter = await Promise.all(gateway.map(brokerTokenCallsOverGrpc));
+      const served = callsAfter.map((n, i) => n - callsBefore[i]);
+      assert.ok(
+        served.every((n) => n > 0),
+        `broker token reads over gRPC per gateway: ${served}`,
+      );
+      assert.equal(served[0] + served[1], 4, `broker token reads over gRPC per gateway: ${served}`);
     },
   );
   check("a memory replica killed (SIGKILL) mid-write loses no acknowledged write", async () => {
