@@ -1,6 +1,9 @@
 package atrium
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // ChatRunAccepted is the answer of a background start or resume (HTTP 202).
 type ChatRunAccepted struct {
@@ -93,4 +96,58 @@ func (c *ChatClient) Cancel(ctx context.Context, workflowID, stepID string) (*Ch
 	var run ChatRun
 	err := c.svc.call(ctx, "POST", runPath(workflowID, stepID)+"/cancel", nil, nil, &run, nil)
 	return &run, err
+}
+
+// ChatWaitingQuery selects a page of the steps waiting for something.
+type ChatWaitingQuery struct {
+	// Pending keeps the steps waiting for this kind only ("approval": the approvals to decide).
+	Pending string
+	// Limit is 1 to 200; 0 leaves it to the host (50).
+	Limit int
+	// Cursor is the NextCursor of the previous page.
+	Cursor string
+}
+
+// ChatAskedBy is who a waiting step runs for.
+type ChatAskedBy struct {
+	UserID     string `json:"user_id"`
+	SessionID  string `json:"session_id,omitempty"`
+	AgentID    string `json:"agent_id"`
+	WorkflowID string `json:"workflow_id"`
+}
+
+// ChatWaitingStep is a step waiting for a person or a setting, as the approvals list shows it.
+type ChatWaitingStep struct {
+	WorkflowID string `json:"workflow_id"`
+	StepID     string `json:"step_id"`
+	// The pause a resume of this step names.
+	Pause   int           `json:"pause"`
+	Pending []ChatPending `json:"pending"`
+	// The step's answer at the pause: what it would act on once approved.
+	Draft     string      `json:"draft"`
+	Message   string      `json:"message"`
+	AskedBy   ChatAskedBy `json:"asked_by"`
+	AskedAt   string      `json:"asked_at"`
+	CreatedAt string      `json:"created_at"`
+}
+
+// ChatWaitingPage is a page of waiting steps, newest pause first.
+type ChatWaitingPage struct {
+	Runs []ChatWaitingStep `json:"runs"`
+	// Set when the page is full: pass it as Cursor for the next one.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// Waiting lists the steps waiting for something, newest pause first (GET
+// /chat/runs?status=yielded); Pending "approval" lists the approvals to decide. A bad field is an
+// *Error with Status 400 naming it.
+func (c *ChatClient) Waiting(ctx context.Context, q ChatWaitingQuery) (*ChatWaitingPage, error) {
+	limit := ""
+	if q.Limit != 0 {
+		limit = strconv.Itoa(q.Limit)
+	}
+	var page ChatWaitingPage
+	params := query("status", "yielded", "pending", q.Pending, "limit", limit, "cursor", q.Cursor)
+	err := c.svc.call(ctx, "GET", "chat/runs", params, nil, &page, nil)
+	return &page, err
 }

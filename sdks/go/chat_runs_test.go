@@ -103,3 +103,68 @@ func TestChatRunsOnTheDocumentedRoutes(t *testing.T) {
 		t.Fatalf("calls:\n got %+v\nwant %+v", calls, want)
 	}
 }
+
+func TestChatWaitingListsTheApprovalsPageByPage(t *testing.T) {
+	var urls []string
+	step := map[string]any{
+		"workflow_id": "wf_2", "step_id": "step_9", "pause": 1,
+		"pending": []map[string]string{{"kind": "approval", "detail": "sending needs approval"}},
+		"draft":   "Release is out", "message": "tell the team",
+		"asked_by":   map[string]string{"user_id": "ana", "agent_id": "chat", "workflow_id": "wf_2"},
+		"asked_at":   "1970-01-01T00:00:00.000Z",
+		"created_at": "1970-01-01T00:00:00.000Z",
+	}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		urls = append(urls, r.Method+" "+r.URL.RequestURI())
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.URL.Path != "/api/v1/chat/runs" || r.Method != "GET":
+			w.WriteHeader(404)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "not found"})
+		case r.URL.Query().Get("pending") == "money":
+			w.WriteHeader(400)
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "pending must be one of approval, credentials"})
+		case r.URL.Query().Has("cursor"):
+			_ = json.NewEncoder(w).Encode(map[string]any{"runs": []any{}})
+		default:
+			_ = json.NewEncoder(w).Encode(map[string]any{"runs": []any{step}, "next_cursor": "c1"})
+		}
+	}))
+	defer server.Close()
+	chat, err := NewChatClient(server.URL + "/api/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+
+	page, err := chat.Waiting(ctx, ChatWaitingQuery{Pending: "approval", Limit: 1})
+	if err != nil || page.NextCursor != "c1" || len(page.Runs) != 1 {
+		t.Fatalf("first page: %+v %v", page, err)
+	}
+	got := page.Runs[0]
+	if got.StepID != "step_9" || got.Pause != 1 || got.Draft != "Release is out" ||
+		got.Pending[0].Kind != "approval" || got.AskedBy.UserID != "ana" {
+		t.Fatalf("waiting step: %+v", got)
+	}
+	next, err := chat.Waiting(ctx, ChatWaitingQuery{Pending: "approval", Limit: 1, Cursor: page.NextCursor})
+	if err != nil || len(next.Runs) != 0 || next.NextCursor != "" {
+		t.Fatalf("last page: %+v %v", next, err)
+	}
+	if _, err := chat.Waiting(ctx, ChatWaitingQuery{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = chat.Waiting(ctx, ChatWaitingQuery{Pending: "money"})
+	var refused *Error
+	if !errors.As(err, &refused) || refused.Status != 400 {
+		t.Fatalf("a bad field is a 400 *Error, got %v", err)
+	}
+	want := []string{
+		"GET /api/v1/chat/runs?limit=1&pending=approval&status=yielded",
+		"GET /api/v1/chat/runs?cursor=c1&limit=1&pending=approval&status=yielded",
+		"GET /api/v1/chat/runs?status=yielded",
+		"GET /api/v1/chat/runs?pending=money&status=yielded",
+	}
+	if !reflect.DeepEqual(urls, want) {
+		t.Fatalf("requests:\n%v\nwant\n%v", urls, want)
+	}
+}

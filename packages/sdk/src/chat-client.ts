@@ -4,6 +4,8 @@ import type {
   ChatResumeRequest,
   ChatRun,
   ChatRunAccepted,
+  ChatWaitingPage,
+  ChatWaitingQuery,
   TraceEvent,
 } from "./chat-types.js";
 import { createHttpClient, type FetchLike } from "./http-client.js";
@@ -47,10 +49,22 @@ export interface ChatClient {
   cancel(workflowId: string, stepId: string): Promise<ChatRun>;
 }
 
+/**
+ * The approvals list, beside the chat client's other calls (kept apart so that stand-ins of a
+ * ChatClient written before it still are one).
+ */
+export interface ChatWaitingList {
+  /**
+   * The steps waiting for something, newest pause first (GET /chat/runs?status=yielded);
+   * `{pending: "approval"}` lists the approvals to decide. A bad field is a 400 naming it.
+   */
+  waiting(query?: ChatWaitingQuery): Promise<ChatWaitingPage>;
+}
+
 const runPath = (workflowId: string, stepId: string) =>
   `chat/runs/${encodeURIComponent(workflowId)}/${encodeURIComponent(stepId)}`;
 
-export function createChatClient(options: ChatClientOptions): ChatClient {
+export function createChatClient(options: ChatClientOptions): ChatClient & ChatWaitingList {
   const http = createHttpClient(options);
   return {
     send: (request, call) => http.json("POST", "chat", { body: request, signal: call?.signal }),
@@ -75,5 +89,14 @@ export function createChatClient(options: ChatClientOptions): ChatClient {
         body: { ...resume, background: true },
       }),
     cancel: (workflowId, stepId) => http.json("POST", `${runPath(workflowId, stepId)}/cancel`),
+    waiting: (query = {}) =>
+      http.json("GET", "chat/runs", {
+        query: {
+          status: "yielded",
+          pending: query.pending,
+          limit: query.limit,
+          cursor: query.cursor,
+        },
+      }),
   };
 }

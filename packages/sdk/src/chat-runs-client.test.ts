@@ -99,3 +99,56 @@ describe("chat client: runs", () => {
     );
   });
 });
+
+describe("chat client: the steps waiting (approvals list)", () => {
+  const waiting = {
+    workflow_id: "wf_2",
+    step_id: "step_9",
+    pause: 1,
+    pending: [{ kind: "approval", detail: "sending needs approval" }],
+    draft: "Release is out",
+    message: "tell the team",
+    asked_by: { user_id: "ana", agent_id: "chat", workflow_id: "wf_2" },
+    asked_at: new Date(0).toISOString(),
+    created_at: new Date(0).toISOString(),
+  };
+  let host: LoopbackServer;
+  before(async () => {
+    host = await startLoopbackServer((request, response) => {
+      const url = new URL(request.url ?? "", "http://host");
+      if (url.pathname !== "/api/v1/chat/runs" || request.method !== "GET") {
+        return sendJson(response, 404, { error: "not found" });
+      }
+      if (url.searchParams.get("limit") === "0") {
+        return sendJson(response, 400, { error: "limit must be an integer from 1 to 200" });
+      }
+      const first = !url.searchParams.has("cursor");
+      return sendJson(response, 200, {
+        runs: first ? [waiting] : [],
+        ...(first ? { next_cursor: "c1" } : {}),
+      });
+    });
+  });
+  after(() => host.close());
+
+  it("lists the approvals page by page on GET /chat/runs?status=yielded", async () => {
+    const chat = createChatClient({ baseUrl: `${host.url}/api/v1` });
+    const page = await chat.waiting({ pending: "approval", limit: 1 });
+    assert.deepEqual(page, { runs: [waiting], next_cursor: "c1" });
+    const next = await chat.waiting({ pending: "approval", limit: 1, cursor: page.next_cursor });
+    assert.deepEqual(next, { runs: [] });
+    await chat.waiting();
+    const refused = await chat.waiting({ limit: 0 }).catch((error) => error);
+    assert.ok(refused instanceof AtriumHttpError);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(
+      host.requests.map((r) => [r.method, r.url]),
+      [
+        ["GET", "/api/v1/chat/runs?status=yielded&pending=approval&limit=1"],
+        ["GET", "/api/v1/chat/runs?status=yielded&pending=approval&limit=1&cursor=c1"],
+        ["GET", "/api/v1/chat/runs?status=yielded"],
+        ["GET", "/api/v1/chat/runs?status=yielded&limit=0"],
+      ],
+    );
+  });
+});

@@ -1,4 +1,9 @@
-export { type ChatClient, type ChatClientOptions, createChatClient } from "./chat-client.js";
+export {
+  type ChatClient,
+  type ChatClientOptions,
+  type ChatWaitingList,
+  createChatClient,
+} from "./chat-client.js";
 export type * from "./chat-types.js";
 export {
   type ConnectionScope,
