@@ -10,6 +10,7 @@ import {
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { z } from "zod";
 import { registerResources } from "./resources.js";
+import { TASKS_EXTENSION } from "./tasks/ask-tasks.js";
 import type { HttpRequestLimits } from "./tool-context.js";
 import { registerAskTool } from "./tools/ask.js";
 import { registerHttpRequestTool } from "./tools/http-request.js";
@@ -49,6 +50,13 @@ const capabilities = {
   logging: {},
 };
 
+/**
+ * server/discover's capabilities: 2026-07-28 clients also learn of the Tasks extension, which
+ * background ask runs through (tasks/ask-tasks.ts); the older revisions' initialize does not
+ * declare it, since it is served only to requests of this revision.
+ */
+const discoveredCapabilities = { ...capabilities, extensions: { [TASKS_EXTENSION]: {} } };
+
 const DiscoverRequestSchema = RequestSchema.extend({ method: z.literal("server/discover") });
 
 function buildServer(options: AtriumMcpServerOptions): McpServer {
@@ -61,7 +69,7 @@ function buildServer(options: AtriumMcpServerOptions): McpServer {
   // 2026-07-28 has no initialize: this is how its clients learn the same things.
   server.server.setRequestHandler(DiscoverRequestSchema, () => ({
     supportedVersions: supportedProtocolVersions,
-    capabilities,
+    capabilities: discoveredCapabilities,
     instructions,
     _meta: { [metaKeys.serverInfo]: serverInfo },
   }));

@@ -4,7 +4,7 @@ import {
   ConnectionNotActiveError,
   ConnectionRevokedError,
 } from "@atrium/sdk";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 
 /** A refusal or failure a tool reports to the model in words it can pass on to its user. */
 export class McpToolError extends Error {}
@@ -26,7 +26,11 @@ export function toolError(error: unknown): CallToolResult {
   return { isError: true, content: [{ type: "text", text: describe(error) }] };
 }
 
-/** Runs a tool body; whatever it throws becomes a tool error, unexpected ones are also logged. */
+/**
+ * Runs a tool body; whatever it throws becomes a tool error, unexpected ones are also logged.
+ * A URL elicitation is the one protocol answer a tool gives (see consent.ts): the SDK sends it
+ * as the JSON-RPC error it is.
+ */
 export async function guarded(
   where: string,
   onError: (error: unknown, where: string) => void,
@@ -35,6 +39,7 @@ export async function guarded(
   try {
     return await run();
   } catch (error) {
+    if (error instanceof McpError && error.code === ErrorCode.UrlElicitationRequired) throw error;
     if (!(error instanceof McpToolError) && !(error instanceof AtriumHttpError)) {
       onError(error, where);
     }

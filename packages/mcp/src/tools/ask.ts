@@ -1,7 +1,10 @@
 import { randomBytes } from "node:crypto";
-import type { TraceEvent } from "@atrium/sdk";
+import { setTimeout as delay } from "node:timers/promises";
+import type { ChatResponse, ChatRunStatus, TraceEvent } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { CallToolResult, ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { clientCapabilitiesOf, consentAnswer, consentItemsOf } from "../consent.js";
 import { scopeTag } from "../scope.js";
 import { callSignal, contextOf, type ToolContext } from "../tool-context.js";
 import { guarded, McpToolError, toolResult } from "../tool-result.js";
@@ -25,13 +28,41 @@ export function progressMessage(event: TraceEvent): string {
 /** Workflow ids of this scope: `mcp_<scope tag>_<random>`, readable only by the same scope. */
 export const workflowPrefix = (context: ToolContext) => `mcp_${scopeTag(context.scope)}_`;
 
-const askInput = {
-  message: z.string().trim().min(1).describe("The task or question, self-contained."),
+const resumeInput = z
+  .object({
+    workflow_id: z.string().min(1),
+    step_id: z.string().min(1),
+    approval: z
+      .enum(["approve", "deny"])
+      .optional()
+      .describe("The user's decision on a pending approval."),
+    connection_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The connection a pending credentials item asks for."),
+  })
+  .describe(
+    "Continue a step an earlier ask yielded (its workflow_id and step_id) with the user's " +
+      "decision or connection; with neither, waits for a step that goes on by itself (a consent " +
+      "the user completed) and returns its answer.",
+  );
+
+export const askInput = {
+  message: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe("The task or question, self-contained. Required unless resume is given."),
   system_prompt: z
     .string()
     .optional()
     .describe("Optional instructions placed before the task (tone, format, constraints)."),
+  resume: resumeInput.optional(),
 };
+
+export type AskArguments = z.infer<z.ZodObject<typeof askInput>>;
 
 const askOutput = {
   answer: z.string(),
@@ -40,7 +71,93 @@ const askOutput = {
   workflow_id: z.string(),
   step_id: z.string(),
   trace: z.string(),
+  pending: z.array(z.looseObject({ kind: z.string(), detail: z.string() })).optional(),
+  consent: z
+    .array(z.object({ provider: z.string(), authorization_url: z.string(), detail: z.string() }))
+    .optional(),
 };
+
+/** The fields ask reports of a step's answer, at its end or its pause. */
+type StepAnswer = Pick<ChatResponse, "status" | "answer" | "sources"> & {
+  pending?: readonly unknown[];
+};
+
+/** ask's result for a step's answer; a yield that waits for consent asks for it (consent.ts). */
+export function askResult(
+  answer: StepAnswer,
+  workflowId: string,
+  stepId: string,
+  capabilities: ClientCapabilities | undefined,
+): CallToolResult {
+  const structured = {
+    answer: answer.answer,
+    status: answer.status,
+    sources: answer.sources,
+    workflow_id: workflowId,
+    step_id: stepId,
+    trace: `atrium://traces/${workflowId}/${stepId}`,
+    ...(answer.pending ? { pending: answer.pending } : {}),
+  };
+  const consent = answer.status === "yield" ? consentItemsOf(answer.pending) : [];
+  if (consent.length === 0) return toolResult(structured);
+  return consentAnswer(consent, {
+    capabilities,
+    ref: `${workflowId}/${stepId}`,
+    afterwards: `The step continues by itself once the account is connected; call ask with resume {workflow_id: "${workflowId}", step_id: "${stepId}"} for its answer.`,
+    structured,
+  });
+}
+
+/** Whether a workflow is one this scope's ask started (any other is not the caller's to touch). */
+export const ownsWorkflow = (context: ToolContext, workflowId: string) =>
+  workflowId.startsWith(workflowPrefix(context));
+
+/** How often a resume that waits for a step reads its run. */
+const runPollMs = 500;
+
+const settled = (status: ChatRunStatus) => !["queued", "running"].includes(status);
+
+/**
+ * ask with resume: the decision or connection goes to the yielded step, which continues where it
+ * stopped; without one, the step's current answer, after waiting while it runs.
+ */
+async function resumeStep(
+  resume: NonNullable<AskArguments["resume"]>,
+  context: ToolContext,
+  signal: AbortSignal,
+  capabilities: ClientCapabilities | undefined,
+): Promise<CallToolResult> {
+  const { workflow_id: workflowId, step_id: stepId } = resume;
+  if (!ownsWorkflow(context, workflowId)) {
+    throw new McpToolError(`No step ${workflowId}/${stepId} of this user was found.`);
+  }
+  const supplied = resume.approval !== undefined || resume.connection_id !== undefined;
+  let run = await context.chat.run(workflowId, stepId);
+  if (supplied) {
+    if (run.status !== "yielded") {
+      throw new McpToolError(
+        `Step ${workflowId}/${stepId} is ${run.status}, not waiting for a decision; call ask with resume and no decision for its answer.`,
+      );
+    }
+    const response = await context.chat.resume(
+      workflowId,
+      stepId,
+      { pause: run.pause, approval: resume.approval, connection_id: resume.connection_id },
+      { signal },
+    );
+    return askResult(response, workflowId, stepId, capabilities);
+  }
+  while (!settled(run.status)) {
+    await delay(runPollMs, undefined, { signal });
+    run = await context.chat.run(workflowId, stepId);
+  }
+  if (run.response === undefined) {
+    throw new McpToolError(
+      `Step ${workflowId}/${stepId} is ${run.status}${run.reason ? `: ${run.reason}` : ""}.`,
+    );
+  }
+  return askResult(run.response, workflowId, stepId, capabilities);
+}
 
 /**
  * ask: one message through POST /chat's kernel. The step's trace events are followed on the trace
@@ -57,16 +174,25 @@ export function registerAskTool(server: McpServer): void {
         "communicator sub-agent, uses the user's memory, and answers once. Use it for tasks you " +
         "cannot do yourself with your own tools. It can take a while; progress notifications " +
         "report each step. Returns {answer, status (success, failure or yield: the agent needs " +
-        "something from the user), sources, workflow_id, step_id, trace}; trace is the URI of the " +
-        "step's full trace resource.",
+        "something from the user, listed in pending), sources, workflow_id, step_id, trace}; " +
+        "trace is the URI of the step's full trace resource. A yielded step is continued with " +
+        "resume and the user's decision, never by asking again. When an account must be " +
+        "connected first, consent holds the link to give the user.",
       inputSchema: askInput,
       outputSchema: askOutput,
       annotations: { openWorldHint: true },
     },
     (args, extra) => {
       const context = contextOf(extra);
+      const capabilities = clientCapabilitiesOf(extra._meta, server.server.getClientCapabilities());
       return guarded("ask", context.onError, async () => {
         const signal = callSignal(context, extra);
+        if (args.resume) return resumeStep(args.resume, context, signal, capabilities);
+        if (args.message === undefined) {
+          throw new McpToolError(
+            "ask needs message (a new task) or resume (to continue a step it yielded).",
+          );
+        }
         const workflowId = `${workflowPrefix(context)}${randomBytes(6).toString("hex")}`;
         const progressToken = extra._meta?.progressToken;
         const following = new AbortController();
@@ -107,14 +233,7 @@ export function registerAskTool(server: McpServer): void {
             }),
           ]);
           clearTimeout(drainTimer);
-          return toolResult({
-            answer: response.answer,
-            status: response.status,
-            sources: response.sources,
-            workflow_id: response.workflow_id,
-            step_id: response.step_id,
-            trace: `atrium://traces/${response.workflow_id}/${response.step_id}`,
-          });
+          return askResult(response, response.workflow_id, response.step_id, capabilities);
         } catch (error) {
           if (signal.aborted) {
             throw new McpToolError(

@@ -1,6 +1,7 @@
 import { type ConnectionToken, createCredentialFetcher } from "@atrium/sdk";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
+import { clientCapabilitiesOf, consentAnswer, consentItemsOfError } from "../consent.js";
 import {
   type CredentialedCallRecord,
   callSignal,
@@ -73,7 +74,8 @@ export function registerHttpRequestTool(server: McpServer, limits: HttpRequestLi
         `Responses over ${limits.maxResponseBytes} bytes are cut (truncated: true); calls time out ` +
         `after ${Math.round(limits.timeoutMs / 1000)} s. Returns {status, url, headers, body, ` +
         "truncated}; a binary body is given as base64:.... If the connection needs attention or " +
-        "was revoked, the error says so: tell the user to reconnect the account.",
+        "was revoked, the error says so: tell the user to reconnect the account; when Atrium can " +
+        "offer the consent at once, the error carries its link (consent).",
       inputSchema: httpRequestInput,
       outputSchema: httpRequestOutput,
       annotations: { openWorldHint: true, destructiveHint: true },
@@ -110,7 +112,14 @@ export function registerHttpRequestTool(server: McpServer, limits: HttpRequestLi
           );
         } catch (error) {
           record(error instanceof McpToolError ? "refused" : "failed");
-          throw error;
+          const consent = consentItemsOfError(error);
+          if (consent.length === 0) throw error;
+          return consentAnswer(consent, {
+            capabilities: clientCapabilitiesOf(extra._meta, server.server.getClientCapabilities()),
+            ref: args.connection_id,
+            afterwards:
+              "Once the account is connected, make the call again (with the connection id the user's new connection has, if it is another).",
+          });
         }
         record(response.status);
         // The fetcher has just read the token, so this is answered from the request's cache.

@@ -7,6 +7,7 @@ import {
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { type AtriumMcpServerOptions, createAtriumMcpServer } from "../create-mcp-server.js";
 import { createServerPool } from "../server-pool.js";
+import { createAskTasks } from "../tasks/ask-tasks.js";
 import { authInfoFor, type ToolContext } from "../tool-context.js";
 import { type Cancellation, createCancellation } from "./cancellation.js";
 import {
@@ -129,6 +130,7 @@ export function createMcpHttpHandler(): McpHttpHandler {
     maxCallers: 256,
     build: connectServer,
   });
+  const tasks = createAskTasks();
   const inFlight = new Map<string, Cancellation>();
   const keyOf = (callerKey: string, id: string | number) =>
     `${callerKey}\u0000${JSON.stringify(id)}`;
@@ -171,8 +173,17 @@ export function createMcpHttpHandler(): McpHttpHandler {
             message: "Invalid Request: MCP 2026-07-28 has no batches; send one message per POST",
           });
         }
-        const refusal = checkStatelessRequest(req.headers, parsed.messages[0]);
+        const request = parsed.messages[0];
+        const refusal = checkStatelessRequest(req.headers, request);
         if (refusal) return refuse(res, refusal, (body as JsonRpcLike).id ?? null);
+        // The Tasks extension is served beside the SDK's server, which knows only 2025-11-25's.
+        if (tasks.handles(request)) {
+          const { status, message } = statelessAnswer(
+            request,
+            await tasks.answer(request, call.context),
+          );
+          return writeJson(res, status, message);
+        }
       } else {
         const refusal = checkProtocolVersion(req.headers, parsed.messages);
         if (refusal) return refuse(res, refusal);

@@ -81,6 +81,7 @@ test("server/discover answers what initialize would, with the versions and cache
     tools: { listChanged: false },
     resources: { listChanged: false },
     logging: {},
+    extensions: { "io.modelcontextprotocol/tasks": {} },
   });
   assert.deepEqual(
     (result?._meta as Record<string, { name: string }>)?.["io.modelcontextprotocol/serverInfo"]

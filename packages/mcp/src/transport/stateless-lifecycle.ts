@@ -53,10 +53,26 @@ const cacheHints: Record<string, { ttlMs: number; cacheScope: "public" | "privat
   "resources/read": { ttlMs: 0, cacheScope: "private" },
 };
 
+/** The params field a method's Mcp-Name header mirrors (SEP-2243; SEP-2663 for tasks). */
+const namedBy: Record<string, "name" | "uri" | "taskId"> = {
+  "tools/call": "name",
+  "prompts/get": "name",
+  "resources/read": "uri",
+  "tasks/get": "taskId",
+  "tasks/update": "taskId",
+  "tasks/cancel": "taskId",
+};
+
+/** HTTP statuses of the refusals the revision gives one (any other error is 200). */
+const refusalStatus: Record<number, number> = {
+  [ErrorCode.MethodNotFound]: 404,
+  [StatelessErrorCode.MissingRequiredClientCapability]: 400,
+};
+
 interface MessageLike {
   id?: string | number;
   method?: string;
-  params?: { name?: unknown; uri?: unknown; _meta?: Record<string, unknown> };
+  params?: { name?: unknown; uri?: unknown; taskId?: unknown; _meta?: Record<string, unknown> };
 }
 
 /** A request refused before the server sees it: its HTTP status and JSON-RPC error. */
@@ -141,18 +157,18 @@ export function checkStatelessRequest(
           : `Header mismatch: Mcp-Method ${methodHeader} is not the request's method ${method}`,
     };
   }
-  const named = method === "resources/read" ? params?.uri : params?.name;
-  if (["tools/call", "prompts/get", "resources/read"].includes(method) && named !== undefined) {
+  const field = namedBy[method];
+  const named = field && params?.[field];
+  if (field !== undefined && named !== undefined) {
     const nameHeader = headerOf(headers, "mcp-name");
     if (nameHeader === undefined || decodeHeaderValue(nameHeader) !== named) {
-      const field = method === "resources/read" ? "params.uri" : "params.name";
       return {
         status: 400,
         code: StatelessErrorCode.HeaderMismatch,
         message:
           nameHeader === undefined
-            ? `Header mismatch: the Mcp-Name header is required (${field})`
-            : `Header mismatch: Mcp-Name is not the request's ${field}`,
+            ? `Header mismatch: the Mcp-Name header is required (params.${field})`
+            : `Header mismatch: Mcp-Name is not the request's params.${field}`,
       };
     }
   }
@@ -196,7 +212,7 @@ export function statelessAnswer(
       error.data === undefined &&
       typeof params?.uri === "string";
     return {
-      status: error.code === ErrorCode.MethodNotFound ? 404 : 200,
+      status: refusalStatus[error.code] ?? 200,
       message: unknownResource
         ? { ...response, error: { ...error, data: { uri: params?.uri } } }
         : response,
