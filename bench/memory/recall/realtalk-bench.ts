@@ -29,7 +29,7 @@ import {
 import { normalize } from "./text.js";
 
 const K = 10;
-const SETTLE_TIMEOUT_MS = 300_000;
+const SETTLE_TIMEOUT_MS = 900_000;
 const KINDS = Object.values(REALTALK_KINDS);
 
 /** One result as a program reads it: its content, its score and, when listed, its turns' ids. */

@@ -11,6 +11,8 @@ const COMMON_SHARE = 0.1;
 /** What the vector side compares: the query without its common words, and turns likewise. */
 export interface QueryFocus {
   vector: number[];
+  /** The query's lexemes in at least COMMON_SHARE of the user's turns (speakers' names among them). */
+  common: string[];
   /** A turn's text without the query's common words, for its vector. */
   strip(text: string): string;
 }
@@ -21,7 +23,7 @@ const WORD = /[\p{L}\p{N}']+/gu;
  * PostgreSQL's English stems are prefixes of the words they come from ("elis" of "Elise"), so a
  * word is one of the common lexemes when it starts with one and adds no more than an ending.
  */
-const isOneOf = (word: string, lexemes: string[]) => {
+export const isOneOf = (word: string, lexemes: string[]) => {
   const lower = word.toLowerCase();
   return lexemes.some((l) => lower.startsWith(l) && lower.length - l.length <= 3);
 };
@@ -38,7 +40,7 @@ export async function focusQuery(
       : [];
   const rare = terms.terms.length - common.length;
   // A query of common words only keeps them: they are all it has.
-  if (common.length === 0 || rare === 0) return { vector: queryVector, strip: (t) => t };
+  if (common.length === 0 || rare === 0) return { vector: queryVector, common, strip: (t) => t };
   const strip = (t: string) => t.replace(WORD, (w) => (isOneOf(w, common) ? "" : w));
-  return { vector: await embedOne(embedder, strip(text)), strip };
+  return { vector: await embedOne(embedder, strip(text)), common, strip };
 }

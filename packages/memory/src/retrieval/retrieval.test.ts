@@ -241,6 +241,26 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       assert.match(pages[0].content, /^\[2026-04-01 08:00\] User: The lighthouse keeper/);
     });
 
+    test("a question naming one speaker of a transcript ranks what that speaker said first", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const lines = Array.from({ length: 24 }, (_, i) =>
+        i % 2 ? `Vanessa: nice, the weather was ${i} degrees` : `Nicolas: slept well, day ${i}`,
+      );
+      lines[10] = "Nicolas: I finally ran the Lisbon marathon.";
+      lines[11] = "Vanessa: The Lisbon marathon! My brother ran the Lisbon marathon twice.";
+      await converse(ctx.sql, alice, lines, "2026-04-01T08:00:00Z");
+      const pages = await ctx.retrieval.search({
+        ...alice,
+        text: "Which marathon did Nicolas run in Lisbon?",
+        limit: 1,
+      });
+      assert.deepEqual(
+        pages[0].turns.map((t) => t.content),
+        ["Nicolas: I finally ran the Lisbon marathon."],
+      );
+    });
+
     test("an unrelated question scores low, so a caller can hold results to a floor", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

@@ -9,6 +9,7 @@ import type { VectorSearch } from "../store/vector-search.js";
 import { memoryEchoes } from "./memory-echoes.js";
 import { focusQuery } from "./query-focus.js";
 import { orderOfSaying, quoteTurns } from "./quote-turns.js";
+import { speakerNamed } from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
 /** A user's search: `limit` pages at most, the filter on each message's (or chain's) metadata. */
@@ -95,6 +96,11 @@ const DATE_WEIGHT = 1;
  * score: the day narrows where the answer is more than any shared word does.
  */
 const OFF_DAY_FACTOR = 0.25;
+/**
+ * When a question names one speaker, the other speaker's turns keep this share of their score:
+ * what someone did is in what they said far more often than in what was said to them.
+ */
+const OTHER_SPEAKER_FACTOR = 0.5;
 const CHAIN_WEIGHT = 0.05;
 const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
 /**
@@ -253,6 +259,11 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         candidates.delete(id);
       }
 
+      const speaker = speakerNamed(
+        focus.common,
+        [...candidates.values()].map((c) => c.turn),
+      );
+
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
       const vectors = await embedder.embed(embedded.map((c) => focus.strip(c.turn.content)));
       embedded.forEach((c, i) => {
@@ -278,8 +289,10 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         if (!quotable(c)) continue;
         const chain = c.chainId;
         const onDay = datedTurns.length === 0 || c.dateRank !== undefined;
+        const bySpeaker = speaker === undefined || c.turn.role === speaker;
         c.score =
           (onDay ? 1 : OFF_DAY_FACTOR) *
+          (bySpeaker ? 1 : OTHER_SPEAKER_FACTOR) *
           (LEXICAL_WEIGHT * rrf(c.lexicalRank) +
             FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
             DATE_WEIGHT * rrf(c.dateRank) +

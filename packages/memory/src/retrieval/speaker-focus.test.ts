@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Turn } from "../store/turns.js";
+import { speakerNamed } from "./speaker-focus.js";
+
+const at = new Date("2024-01-05T10:00:00Z");
+const turn = (role: Turn["role"], content: string, i: number): Turn => ({
+  eventId: `${role}-${i}`,
+  sessionId: "s1",
+  role,
+  source: role,
+  content,
+  occurredAt: at,
+});
+
+// A transcript that names its speakers in every line; the agent side addresses Kate twice.
+const transcript = [
+  ...Array.from({ length: 12 }, (_, i) => turn("user", `Nicolas: I went running ${i} km`, i)),
+  ...Array.from({ length: 12 }, (_, i) =>
+    turn("agent", i < 2 ? `Vanessa: Thanks Kate! ${i}` : `Vanessa: nice pace ${i}`, i),
+  ),
+];
+
+test("a question naming one speaker is about that speaker's turns", () => {
+  assert.equal(speakerNamed(["nicola"], transcript), "user");
+  assert.equal(speakerNamed(["vanessa"], transcript), "agent");
+});
+
+test("both speakers named, a name used only to address someone, or too few turns: no side", () => {
+  assert.equal(speakerNamed(["nicola", "vanessa"], transcript), undefined);
+  assert.equal(speakerNamed(["kate"], transcript), undefined);
+  assert.equal(speakerNamed([], transcript), undefined);
+  assert.equal(speakerNamed(["nicola"], transcript.slice(8, 16)), undefined);
+});
