@@ -83,13 +83,30 @@ async function recordingServer(
   };
 }
 
-/** A kernel that reports each step; a task containing "wait" runs until it is cancelled. */
+/**
+ * A kernel that reports each step; a task containing "wait" runs until it is cancelled, one
+ * containing "approval" yields for an approval and, resumed, answers with the decision.
+ */
 function scriptedKernel(bus: TraceBus, calls: KernelCall[]): ChatKernel {
   return {
     traceBus: bus,
     async execute(input) {
       const call: KernelCall = { agentId: input.agentId, context: input.context, aborted: false };
       calls.push(call);
+      if (input.task.includes("approval")) {
+        if (input.resume === undefined) {
+          return {
+            status: "yield",
+            summary: "May I send the email?",
+            metadata: {
+              pending: [{ kind: "approval", detail: "send the email to bob@example.com" }],
+              checkpoint: { drafted: true },
+            },
+          };
+        }
+        const decision = input.context.approved === true ? "sent" : "not sent";
+        return { status: "success", summary: `email ${decision}`, metadata: {} };
+      }
       await input.trace.emit("thinking", { thought: "observe" });
       await input.trace.emit("tool_start", { tool: "search", args: { q: input.task } });
       await input.trace.emit("tool_result", { tool: "search", result: "3 hits" });
