@@ -55,6 +55,10 @@ export type {
   Unsubscribe,
 } from "./cache/cache.js";
 export { type CacheOptions, createCache } from "./cache/create-cache.js";
+export {
+  type DeploymentRedisPrefixOptions,
+  deploymentRedisPrefix,
+} from "./cache/deployment-prefix.js";
 export type { HandlerErrorReporter } from "./cache/handler-error.js";
 export { createMemoryCache, type MemoryCacheOptions } from "./cache/memory-cache.js";
 export { createNearCache, type NearCache, type NearCacheOptions } from "./cache/near-cache.js";

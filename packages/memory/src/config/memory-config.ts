@@ -19,8 +19,10 @@ const schema = z.object({
   // Read as the broker reads it (true/false/1/0): under `atrium start` both share the variable.
   AUTO_MIGRATE: envBoolean().default(true),
   REDIS_URL: envUrl({ protocols: ["redis", "rediss"] }).optional(),
-  // Unset: derived from DATABASE_URL (or ATRIUM_DATA_DIR), so deployments sharing a Redis never
-  // take each other's chain-check jobs.
+  // The Redis key prefix of the chain-check queue and the caches. Unset: derived from
+  // DATABASE_URL (or ATRIUM_DATA_DIR), so deployments sharing a Redis never take each other's
+  // jobs nor read each other's cached windows. MEMORY_QUEUE_PREFIX is its earlier name, still read.
+  MEMORY_REDIS_PREFIX: envString().optional(),
   MEMORY_QUEUE_PREFIX: envString().optional(),
   BLOB_STORE_URL: z.string().optional(),
   EMBEDDINGS_PROVIDER: z.enum(["glove", "hash", "hash-v1", "openai"]).default("glove"),

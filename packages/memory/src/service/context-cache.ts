@@ -10,7 +10,8 @@ import { toDialoguePage, toStmEventMessage } from "./proto-messages.js";
  * below keeps its answer only while the data under it is unchanged:
  *
  * 1. Redis holds the lists: the STM window (`stm:{scope}`, `stm-window.ts`) and the recent
- *    dialogue pages (`pages:{scope}`, `store/recent-pages.ts`). Every write path updates or drops
+ *    dialogue pages (`pages:{scope}`, `store/recent-pages.ts`), under the deployment's prefix
+ *    (`MEMORY_REDIS_PREFIX`). Every write path updates or drops
  *    its list after the durable write; a failed cache write drops the list (rebuilt from
  *    PostgreSQL on the next read), and keys whose drop failed while Redis was away are dropped
  *    before the cache is used again (`dropStale`).

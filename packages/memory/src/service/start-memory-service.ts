@@ -10,6 +10,7 @@ import {
   createQueue,
   createServiceHost,
   createSql,
+  deploymentRedisPrefix,
   type Env,
   hostSettingsFromEnv,
   isRedisConnectionError,
@@ -132,11 +133,23 @@ export async function startMemoryService(
       const level = isRedisConnectionError(error) ? "debug" : "warn";
       logger[level]({ err: error, operation }, `${what} unavailable`);
     };
+    const redisPrefix =
+      config.MEMORY_REDIS_PREFIX ??
+      config.MEMORY_QUEUE_PREFIX ??
+      deploymentRedisPrefix({
+        databaseUrl: config.DATABASE_URL?.toString(),
+        dataDir: config.ATRIUM_DATA_DIR,
+      });
+    // The cached windows and pages name rows of this deployment's database.
+    const cacheKeyPrefix = `${redisPrefix}:`;
     const cache = createCache({ redisUrl, onRedisStateChange });
     resources.defer(() => cache.close());
     // GetContext's reads (the STM window, the recent pages) stay in process memory while Redis
     // reports their keys unchanged.
-    const near = await createNearCache({ cache, prefixes: ["stm:", "pages:"] });
+    const near = await createNearCache({
+      cache,
+      prefixes: [`${cacheKeyPrefix}stm:`, `${cacheKeyPrefix}pages:`],
+    });
     resources.defer(() => near.close());
     // Closed after the queue, which lets running chain checks finish first.
     const textAnalysis = createTextAnalysisPool({ threads: config.MEMORY_ANALYSIS_THREADS });
@@ -144,8 +157,7 @@ export async function startMemoryService(
     const queue = createQueue({
       redisUrl,
       onRedisStateChange,
-      prefix: config.MEMORY_QUEUE_PREFIX,
-      deployment: { databaseUrl: config.DATABASE_URL?.toString(), dataDir: config.ATRIUM_DATA_DIR },
+      prefix: redisPrefix,
     });
     // Bounded so that a stop ends within SHUTDOWN_GRACE_MS: a chain check still running then is
     // abandoned, its messages stay pending and the next start-up sweep queues them again.
@@ -170,6 +182,7 @@ export async function startMemoryService(
     const window = createStmWindow({
       cache,
       near,
+      keyPrefix: cacheKeyPrefix,
       events,
       size: config.MEMORY_STM_CACHE_SIZE,
       onCacheError: onCacheError("STM cache"),
@@ -179,6 +192,7 @@ export async function startMemoryService(
       sql,
       cache,
       near,
+      keyPrefix: cacheKeyPrefix,
       onCacheError: onCacheError("recent pages cache"),
     });
     const onChainsChanged = (scopes: Scope[]) => recentPages.invalidate(scopes);

@@ -13,6 +13,8 @@ export interface StmWindowOptions {
    * window's writes then go through `near.cache`.
    */
   near?: NearCache;
+  /** Put before every key, so that deployments sharing a Redis keep their windows apart. */
+  keyPrefix?: string;
 }
 
 interface CachedEvent extends Omit<StmEvent, "timestamp" | "source"> {
@@ -36,7 +38,7 @@ function chronological(newestFirst: StmEvent[]): StmEvent[] {
 }
 
 /**
- * The STM window: a cache list per scope (`stm:{scope}`, newest first, trimmed) over the durable
+ * The STM window: a cache list per scope (`[prefix]stm:{scope}`, newest first, trimmed) over the durable
  * events. A `:warm` marker says the list holds the whole window; without it (a new scope, a
  * flushed or restarted cache) a read that the list cannot answer is served from the durable
  * store and refills the list. The cache only ever speeds reads up: when it fails, reads go to
@@ -46,8 +48,9 @@ export function createStmWindow(options: StmWindowOptions) {
   const { events, near } = options;
   const cache = near?.cache ?? options.cache;
   const size = options.size ?? 200;
-  const listKey = (scope: Scope) => `stm:${scopeKey(scope)}`;
-  const warmKey = (scope: Scope) => `stm:${scopeKey(scope)}:warm`;
+  const prefix = options.keyPrefix ?? "";
+  const listKey = (scope: Scope) => `${prefix}stm:${scopeKey(scope)}`;
+  const warmKey = (scope: Scope) => `${prefix}stm:${scopeKey(scope)}:warm`;
   const report = (error: unknown, operation: string) => options.onCacheError?.(error, operation);
   /**
    * Keys whose drop failed along with a write (Redis away): until they are gone a list could

@@ -13,6 +13,8 @@ export interface RecentPagesOptions {
    * lists' writes then go through `near.cache`.
    */
   near?: NearCache;
+  /** Put before every key, so that deployments sharing a Redis keep their pages apart. */
+  keyPrefix?: string;
 }
 
 // Longer than any cached value lives, so that a generation never restarts under a value that
@@ -54,8 +56,9 @@ export function createRecentPages(options: RecentPagesOptions) {
   const cache = near?.cache ?? options.cache;
   const ttl = options.ttlSeconds ?? 60;
   const report = (error: unknown, operation: string) => options.onCacheError?.(error, operation);
-  const generationKey = (scope: Scope) => `pages:${scopeKey(scope)}:gen`;
-  const listKey = (scope: Scope, limit: number) => `pages:${scopeKey(scope)}:${limit}`;
+  const prefix = options.keyPrefix ?? "";
+  const generationKey = (scope: Scope) => `${prefix}pages:${scopeKey(scope)}:gen`;
+  const listKey = (scope: Scope, limit: number) => `${prefix}pages:${scopeKey(scope)}:${limit}`;
 
   async function readCached(scope: Scope, limit: number): Promise<ChainRecord[]> {
     let generation: string;

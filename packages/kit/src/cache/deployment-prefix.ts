@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 
-export interface DeploymentQueuePrefixOptions {
+export interface DeploymentRedisPrefixOptions {
   /** `DATABASE_URL`: its server, database and search_path name the deployment. */
   databaseUrl?: string;
   /** Without a database URL, the embedded database's directory names it. */
@@ -9,13 +9,14 @@ export interface DeploymentQueuePrefixOptions {
 }
 
 /**
- * The queue key prefix of one deployment, so that deployments sharing a Redis never take each
- * other's jobs: a job names rows of its own database, which another deployment does not hold.
- * Derived from where the data lives (never from credentials, which rotate): the PostgreSQL host,
- * port, database and `options` (the search_path that picks a schema), or the embedded database's
- * directory. The hash tag keeps every key of a queue in one Redis Cluster slot.
+ * The Redis key prefix of one deployment, so that deployments sharing a Redis never take each
+ * other's queued jobs nor read each other's cache entries: both name rows of the deployment's
+ * own database, which another deployment does not hold. Derived from where the data lives (never
+ * from credentials, which rotate): the PostgreSQL host, port, database and `options` (the
+ * search_path that picks a schema), or the embedded database's directory. The hash tag keeps
+ * every key of a queue in one Redis Cluster slot.
  */
-export function deploymentQueuePrefix(options: DeploymentQueuePrefixOptions): string {
+export function deploymentRedisPrefix(options: DeploymentRedisPrefixOptions): string {
   let identity: string;
   if (options.databaseUrl) {
     const url = new URL(options.databaseUrl);
