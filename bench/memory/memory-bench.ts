@@ -11,6 +11,8 @@
 //   (the service under test runs from the compiled packages; `make bench` builds first)
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
 //   BENCH_PART=throughput|search and BENCH_PATHS=exact|hnsw run a part; other figures are kept
+//   BENCH_PART=otel: GetContext with OpenTelemetry off and on (sampling 1.0) in turns, and the
+//   ratio (otel-cost.ts); BENCH_ROUNDS=5 turns each
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { memoryV1 } from "@atrium/api";
@@ -23,6 +25,7 @@ import { autocannon, openLoop, percentile, round, wrk, wrkPaced } from "../lib/l
 import { startMemoryOnPostgres } from "../lib/service-process.js";
 import { createBenchSearch, TURNS_PER_CHAIN } from "./bench-search.js";
 import { chainChecksDone } from "./chain-checks.js";
+import { type OtelCost, otelCostPart } from "./otel-cost.js";
 
 const durationS = Number(process.env.BENCH_DURATION_S ?? 5);
 const rate = Number(process.env.BENCH_RATE ?? 1000);
@@ -260,9 +263,17 @@ async function searchPart(): Promise<SearchRow[]> {
 
 async function main() {
   const only = process.env.BENCH_PART;
-  const throughput = only === "search" ? [] : await throughputPart();
+  let otel: OtelCost | undefined;
+  if (only === "otel") {
+    otel = await otelCostPart({ durationS, rounds: Number(process.env.BENCH_ROUNDS ?? 5) });
+    console.table(otel.rows);
+    console.log(
+      `GetContext with tracing on (sampling 1.0) / off: ${otel.onRps} / ${otel.offRps} req/s (medians) = ${otel.ratio}`,
+    );
+  }
+  const throughput = only === undefined || only === "throughput" ? await throughputPart() : [];
   if (throughput.length) console.table(throughput);
-  const search = only === "throughput" ? [] : await searchPart();
+  const search = only === undefined || only === "search" ? await searchPart() : [];
   if (search.length) console.table(search);
   mkdirSync(new URL("../results/", import.meta.url), { recursive: true });
   const file = new URL("../results/memory.json", import.meta.url);
@@ -275,6 +286,7 @@ async function main() {
       {
         ...previous,
         ...(throughput.length ? { throughput: { at, durationS, rate, rows: throughput } } : {}),
+        ...(otel ? { otel: { at, durationS, ...otel } } : {}),
         ...(search.length
           ? {
               search: {

@@ -2,14 +2,15 @@
 // method (Connect's Node handler on its own HTTP/2 server, as the service host served every call
 // before its direct gRPC path; bench/grpc compares the transports) in one process, so that the
 // load generator (the parent) does not share their event loop. Prints one JSON line with the
-// URLs, stops on SIGTERM.
+// URLs, stops on SIGTERM. With OTEL_EXPORTER_OTLP_ENDPOINT set it traces as `atrium serve memory`.
 import * as http2 from "node:http2";
 import { memoryV1 } from "@atrium/api";
-import { createLogger } from "@atrium/kit";
+import { createLogger, startTracing } from "@atrium/kit";
 import { startMemoryService } from "@atrium/memory";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import Fastify from "fastify";
 
+const tracing = await startTracing({ serviceName: "atrium-memory" });
 const service = await startMemoryService({
   env: process.env,
   logger: createLogger({ name: "memory", level: "warn" }),
@@ -35,5 +36,6 @@ process.once("SIGTERM", async () => {
   noopGrpc.close();
   await noop.close();
   await service.stop();
+  await tracing?.shutdown();
   process.exit(0);
 });
