@@ -98,3 +98,68 @@ def test_async_client_makes_the_same_calls() -> None:
 
     asyncio.run(scenario())
     assert compact(calls) == EXPECTED_CALLS
+
+
+WAITING = {
+    "workflow_id": "wf_2", "step_id": "step_9", "pause": 1,
+    "pending": [{"kind": "approval", "detail": "sending needs approval"}],
+    "draft": "Release is out", "message": "tell the team",
+    "asked_by": {"user_id": "ana", "agent_id": "chat", "workflow_id": "wf_2"},
+    "asked_at": "1970-01-01T00:00:00.000Z", "created_at": "1970-01-01T00:00:00.000Z",
+}
+
+
+def waiting_host():
+    urls = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        urls.append((request.method, request.url.raw_path.decode()))
+        if request.url.path != "/api/v1/chat/runs" or request.method != "GET":
+            return httpx.Response(404, json={"error": "not found"})
+        if request.url.params.get("limit") == "0":
+            return httpx.Response(400, json={"error": "limit must be an integer from 1 to 200"})
+        if "cursor" in request.url.params:
+            return httpx.Response(200, json={"runs": []})
+        return httpx.Response(200, json={"runs": [WAITING], "next_cursor": "c1"})
+
+    return urls, httpx.MockTransport(handler)
+
+
+EXPECTED_WAITING = [
+    ("GET", "/api/v1/chat/runs?status=yielded&pending=approval&limit=1"),
+    ("GET", "/api/v1/chat/runs?status=yielded&pending=approval&limit=1&cursor=c1"),
+    ("GET", "/api/v1/chat/runs?status=yielded"),
+    ("GET", "/api/v1/chat/runs?status=yielded&limit=0"),
+]
+
+
+def test_sync_client_lists_the_approvals_page_by_page() -> None:
+    urls, transport = waiting_host()
+    chat = ChatClient("http://host.test/api/v1", http=httpx.Client(transport=transport))
+    page = chat.waiting(pending="approval", limit=1)
+    assert page == {"runs": [WAITING], "next_cursor": "c1"}
+    assert chat.waiting(pending="approval", limit=1, cursor=page["next_cursor"]) == {"runs": []}
+    chat.waiting()
+    with pytest.raises(AtriumError) as refused:
+        chat.waiting(limit=0)
+    assert refused.value.status == 400
+    assert urls == EXPECTED_WAITING
+
+
+def test_async_client_lists_the_same_way() -> None:
+    urls, transport = waiting_host()
+
+    async def scenario() -> None:
+        chat = AsyncChatClient("http://host.test/api/v1", http=httpx.AsyncClient(transport=transport))
+        page = await chat.waiting(pending="approval", limit=1)
+        assert page["runs"][0]["draft"] == "Release is out"
+        assert await chat.waiting(pending="approval", limit=1, cursor=page["next_cursor"]) == {
+            "runs": []}
+        await chat.waiting()
+        with pytest.raises(AtriumError) as refused:
+            await chat.waiting(limit=0)
+        assert refused.value.status == 400
+        await chat.aclose()
+
+    asyncio.run(scenario())
+    assert urls == EXPECTED_WAITING

@@ -9,7 +9,7 @@ import httpx
 from ._http import Call, segment
 from ._transport import AsyncTransport, SyncTransport
 from .trace_stream import follow_trace, follow_trace_async
-from .types import ChatResponse, ChatRun, ChatRunAccepted, TraceEvent
+from .types import ChatResponse, ChatRun, ChatRunAccepted, ChatWaitingPage, TraceEvent
 
 OnBusy = Literal["reject", "enqueue", "interrupt"]
 
@@ -36,6 +36,11 @@ def _resume(workflow_id: str, step_id: str, pause: Optional[int], approval: Opti
     return Call("POST", _run_path(workflow_id, step_id) + "/resume", body=_present({
         "pause": pause, "approval": approval, "connection_id": connection_id, "context": context,
         "background": True if background else None}))
+
+
+def _waiting(pending: Optional[str], limit: Optional[int], cursor: Optional[str]) -> Call:
+    return Call("GET", "chat/runs", params={
+        "status": "yielded", "pending": pending, "limit": limit, "cursor": cursor})
 
 
 def _history(workflow_id: str, step_id: str) -> Call:
@@ -115,6 +120,13 @@ class ChatClient:
         """Stops a queued, running or yielded step on whichever host runs it; the run afterwards."""
         return self._t.send(Call("POST", _run_path(workflow_id, step_id) + "/cancel"))
 
+    def waiting(self, *, pending: Optional[str] = None, limit: Optional[int] = None,
+                cursor: Optional[str] = None) -> ChatWaitingPage:
+        """The steps waiting for something, newest pause first (``GET /chat/runs?status=yielded``);
+        ``pending="approval"`` lists the approvals to decide. Pass a page's ``next_cursor`` as
+        ``cursor`` for the next; a bad field raises AtriumError with status 400."""
+        return self._t.send(_waiting(pending, limit, cursor))
+
 
 class AsyncChatClient:
     """The async twin of ChatClient; ``stream`` is an async iterator."""
@@ -180,3 +192,8 @@ class AsyncChatClient:
     async def cancel(self, workflow_id: str, step_id: str) -> ChatRun:
         """Stops a queued, running or yielded step on whichever host runs it; the run afterwards."""
         return await self._t.send(Call("POST", _run_path(workflow_id, step_id) + "/cancel"))
+
+    async def waiting(self, *, pending: Optional[str] = None, limit: Optional[int] = None,
+                      cursor: Optional[str] = None) -> ChatWaitingPage:
+        """As ChatClient.waiting."""
+        return await self._t.send(_waiting(pending, limit, cursor))

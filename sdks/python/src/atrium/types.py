@@ -248,6 +248,31 @@ class ChatRun(ChatRunAccepted, total=False):
     updated_at: str
 
 
+class ChatWaitingStep(TypedDict):
+    """A step waiting for a person or a setting, as ``GET /chat/runs?status=yielded`` lists it."""
+
+    workflow_id: str
+    step_id: str
+    # The pause a resume of this step names.
+    pause: int
+    # What it waits for, each {"kind": "approval" | "credentials" | ..., "detail": ...}.
+    pending: List[Dict[str, str]]
+    # The step's answer at the pause: what it would act on once approved.
+    draft: str
+    message: str
+    # user_id, session_id (when known), agent_id, workflow_id.
+    asked_by: Dict[str, str]
+    asked_at: str
+    created_at: str
+
+
+class ChatWaitingPage(TypedDict):
+    """A page of waiting steps, newest pause first; ``next_cursor`` when the page is full."""
+
+    runs: List[ChatWaitingStep]
+    next_cursor: NotRequired[str]
+
+
 class TraceEvent(TypedDict):
     workflow_id: str
     step_id: str
