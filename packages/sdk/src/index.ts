@@ -13,6 +13,7 @@ export {
   type FetcherOptions,
   type GetTokenOptions,
 } from "./credential-fetcher.js";
+export { deadlineSignal } from "./deadline-signal.js";
 export {
   AtriumHttpError,
   AttentionRequiredError,

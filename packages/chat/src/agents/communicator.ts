@@ -1,4 +1,4 @@
-import type { GatewayClient } from "@atrium/sdk";
+import { deadlineSignal, type GatewayClient } from "@atrium/sdk";
 import type { PendingItem } from "../kernel/kernel-types.js";
 import {
   type AgentResult,
@@ -162,7 +162,7 @@ export function createCommunicator(options: CommunicatorOptions): SubAgent {
         );
       }
       const message = { text: draft, workflow_id: step.trace.workflowId, agent_id: step.agentId };
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), step.signal]);
+      const signal = deadlineSignal(timeoutMs, step.signal);
       if (channel.kind === "webhook") {
         const status = await runTool(
           step,

@@ -1,3 +1,4 @@
+import { deadlineSignal } from "@atrium/sdk";
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import type { UrlPolicy } from "./url-policy.js";
@@ -73,9 +74,7 @@ export async function fetchReadablePage(
   url: string,
   options: FetchPageOptions,
 ): Promise<ReadablePage> {
-  const signals = [AbortSignal.timeout(options.timeoutMs ?? 15_000)];
-  if (options.signal) signals.push(options.signal);
-  const signal = AbortSignal.any(signals);
+  const signal = deadlineSignal(options.timeoutMs ?? 15_000, options.signal);
   let current = url;
   for (let hop = 0; hop < 5; hop++) {
     if (!options.policy.allows(current)) throw new Error(`${current} is not an allowed URL`);

@@ -6,6 +6,7 @@ import {
   retryDelayMs,
   signWebhook,
 } from "@atrium/kit";
+import { deadlineSignal } from "@atrium/sdk";
 import type { OutboxEntry, WebhookOutbox } from "./webhook-outbox.js";
 
 export interface StepWebhookSettings {
@@ -59,7 +60,7 @@ export function createStepWebhookWorker(options: StepWebhookWorkerOptions): Step
         },
         body: entry.body,
         redirect: "manual",
-        signal: AbortSignal.any([AbortSignal.timeout(settings.timeoutMs), stop]),
+        signal: deadlineSignal(settings.timeoutMs, stop),
       });
       await response.body?.cancel();
       if (response.status < 200 || response.status >= 300) error = `HTTP ${response.status}`;

@@ -6,6 +6,7 @@ import {
   parsePathTemplate,
   readHttpBindings,
 } from "@atrium/kit";
+import { deadlineSignal } from "@atrium/sdk";
 import {
   create,
   type DescMethod,
@@ -67,8 +68,6 @@ function restCall(method: DescMethod, options: BrokerRestClientOptions): UnaryCa
     headers.set("x-api-key", options.apiKey);
     headers.set("accept", "application/json");
     if (body !== undefined) headers.set("content-type", "application/json");
-    const signals = [AbortSignal.timeout(call.timeoutMs ?? options.timeoutMs)];
-    if (call.signal) signals.push(call.signal);
 
     let response: Response;
     try {
@@ -76,7 +75,7 @@ function restCall(method: DescMethod, options: BrokerRestClientOptions): UnaryCa
         method: binding.httpMethod,
         headers,
         body,
-        signal: AbortSignal.any(signals),
+        signal: deadlineSignal(call.timeoutMs ?? options.timeoutMs, call.signal),
       });
     } catch (error) {
       throw new AtriumError(Code.Unavailable, "the broker is unreachable", { cause: error });

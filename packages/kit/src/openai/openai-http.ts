@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { deadlineSignal } from "@atrium/sdk";
 import { OpenAiError } from "./openai-error.js";
 
 export interface OpenAiHttpOptions {
@@ -29,8 +30,6 @@ export function createOpenAiHttp(options: OpenAiHttpOptions) {
 
   /** One attempt: the provider's answer when it is 2xx, else an OpenAiError. */
   async function post(path: string, body: unknown, signal?: AbortSignal): Promise<Response> {
-    const signals = [AbortSignal.timeout(options.timeoutMs ?? 30_000)];
-    if (signal) signals.push(signal);
     let response: Response;
     try {
       response = await fetch(`${baseUrl}${path}`, {
@@ -40,7 +39,7 @@ export function createOpenAiHttp(options: OpenAiHttpOptions) {
           ...(options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {}),
         },
         body: JSON.stringify(body),
-        signal: AbortSignal.any(signals),
+        signal: deadlineSignal(options.timeoutMs ?? 30_000, signal),
       });
     } catch (error) {
       throw OpenAiError.fromCause(`POST ${path} failed`, error, signal);

@@ -1,4 +1,4 @@
-import type { FetchLike } from "@atrium/sdk";
+import { deadlineSignal, type FetchLike } from "@atrium/sdk";
 import type { HttpRequestLimits } from "../tool-context.js";
 import { McpToolError } from "../tool-result.js";
 
@@ -59,7 +59,7 @@ export async function credentialedFetch(
       throw new McpToolError(`Refused: header ${name} cannot be set; Atrium adds the credential.`);
     }
   }
-  const bounded = AbortSignal.any([signal, AbortSignal.timeout(limits.timeoutMs)]);
+  const bounded = deadlineSignal(limits.timeoutMs, signal);
   let method = request.method;
   let body = request.body;
   for (let redirects = 0; ; redirects++) {
