@@ -64,9 +64,13 @@ type ChatResponse struct {
 
 // ChatPending is one thing a yielded step waits for.
 type ChatPending struct {
-	// credentials or approval.
+	// credentials, approval or consent.
 	Kind   string `json:"kind"`
 	Detail string `json:"detail"`
+	// On a consent item: the provider to connect and the gateway's authorization URL a person
+	// opens; the step resumes by itself once the consent completes.
+	Provider         string `json:"provider,omitempty"`
+	AuthorizationURL string `json:"authorization_url,omitempty"`
 }
 
 type TraceEvent struct {

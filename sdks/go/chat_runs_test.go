@@ -108,8 +108,11 @@ func TestChatWaitingListsTheApprovalsPageByPage(t *testing.T) {
 	var urls []string
 	step := map[string]any{
 		"workflow_id": "wf_2", "step_id": "step_9", "pause": 1,
-		"pending": []map[string]string{{"kind": "approval", "detail": "sending needs approval"}},
-		"draft":   "Release is out", "message": "tell the team",
+		"pending": []map[string]string{
+			{"kind": "approval", "detail": "sending needs approval"},
+			{"kind": "consent", "provider": "github", "authorization_url": "https://gw/connect/abc", "detail": "connect github"},
+		},
+		"draft": "Release is out", "message": "tell the team",
 		"asked_by":   map[string]string{"user_id": "ana", "agent_id": "chat", "workflow_id": "wf_2"},
 		"asked_at":   "1970-01-01T00:00:00.000Z",
 		"created_at": "1970-01-01T00:00:00.000Z",
@@ -143,7 +146,8 @@ func TestChatWaitingListsTheApprovalsPageByPage(t *testing.T) {
 	}
 	got := page.Runs[0]
 	if got.StepID != "step_9" || got.Pause != 1 || got.Draft != "Release is out" ||
-		got.Pending[0].Kind != "approval" || got.AskedBy.UserID != "ana" {
+		got.Pending[0].Kind != "approval" || got.AskedBy.UserID != "ana" ||
+		got.Pending[1].Provider != "github" || got.Pending[1].AuthorizationURL != "https://gw/connect/abc" {
 		t.Fatalf("waiting step: %+v", got)
 	}
 	next, err := chat.Waiting(ctx, ChatWaitingQuery{Pending: "approval", Limit: 1, Cursor: page.NextCursor})

@@ -218,7 +218,8 @@ class ChatResponse(TypedDict, total=False):
     sources: List[Dict[str, str]]
     tokens: Dict[str, int]
     elapsed_ms: float
-    # On "yield": what the step waits for, each {"kind": "credentials" | "approval", "detail": ...}.
+    # On "yield": what the step waits for, each {"kind": "credentials" | "approval", "detail": ...}
+    # or {"kind": "consent", "provider": ..., "authorization_url": ..., "detail": ...}.
     pending: List[Dict[str, str]]
 
 
@@ -255,7 +256,8 @@ class ChatWaitingStep(TypedDict):
     step_id: str
     # The pause a resume of this step names.
     pause: int
-    # What it waits for, each {"kind": "approval" | "credentials" | ..., "detail": ...}.
+    # What it waits for, each {"kind": "approval" | "credentials" | "consent", "detail": ...}; a
+    # consent item also names "provider" and the "authorization_url" a person opens.
     pending: List[Dict[str, str]]
     # The step's answer at the pause: what it would act on once approved.
     draft: str
