@@ -165,11 +165,9 @@ test("http_request refused for a missing consent: elicitation where declared, th
   assert.equal(elicited.error?.data?.elicitations[0].url, consent.authorization_url);
 
   const { result } = await callTool("http_request", args, {});
-  assert.equal(result?.isError, true);
-  assert.equal(
-    (result?.structuredContent?.consent as { authorization_url: string }[])[0].authorization_url,
-    consent.authorization_url,
-  );
+  assert.ok(result?.isError);
+  const items = result.structuredContent?.consent as { authorization_url: string }[] | undefined;
+  assert.equal(items?.[0]?.authorization_url, consent.authorization_url);
   assert.ok(result?.content?.[0].text.includes(consent.authorization_url));
 });
 
