@@ -27,12 +27,18 @@ describe("memory service on PostgreSQL + Redis", () => {
   let pg: TestPostgres | undefined;
   let svc: TestService | undefined;
   const run = randomBytes(4).toString("hex");
+  // The deployment's Redis prefix, named so the test can read the cached window itself.
+  const redisPrefix = `atrium-test-${run}`;
 
   before(async () => {
     // Each test reports the skip (or, with CI=true, the failure) through needsServer.
     if (!(await serverAvailable("postgres")) || !(await serverAvailable("redis"))) return;
     pg = await createTestPostgres();
-    svc = await startTestService({ DATABASE_URL: pg.url, REDIS_URL: redisUrl() });
+    svc = await startTestService({
+      DATABASE_URL: pg.url,
+      REDIS_URL: redisUrl(),
+      MEMORY_REDIS_PREFIX: redisPrefix,
+    });
   });
   after(async () => {
     await svc?.stop();
@@ -64,7 +70,7 @@ describe("memory service on PostgreSQL + Redis", () => {
 
       const cache = createCache({ redisUrl: redisUrl() });
       try {
-        const key = `stm:${tenant}:u1:a1`;
+        const key = `${redisPrefix}:stm:${tenant}:u1:a1`;
         assert.equal(await cache.llen(key), 3);
         await cache.del(key, `${key}:warm`);
         // The service hears of a change made by another client when Redis's tracking report
@@ -101,6 +107,7 @@ describe("memory service on PostgreSQL + Redis", () => {
     const second = await startTestService({
       DATABASE_URL: (pg as TestPostgres).url,
       REDIS_URL: redisUrl(),
+      MEMORY_REDIS_PREFIX: redisPrefix,
     });
     c.after(() => second.stop());
     const tenant = `pg-${run}-two`;
@@ -166,7 +173,7 @@ describe("memory service on PostgreSQL + Redis", () => {
     );
     const cache = createCache({ redisUrl: redisUrl() });
     try {
-      assert.equal(await cache.llen(`stm:${tenant}:u1:a1`), turns * 2);
+      assert.equal(await cache.llen(`${redisPrefix}:stm:${tenant}:u1:a1`), turns * 2);
     } finally {
       await cache.close();
     }

@@ -44,7 +44,7 @@ test("the window written during a partition is rebuilt when Redis is reachable a
     return body.stm_events.map((e) => e.content);
   };
   const cachedWindow = async () => {
-    const [key] = (await direct.keys("stm:*")).filter((k) => !k.endsWith(":warm"));
+    const [key] = (await direct.keys("*:stm:*")).filter((k) => !k.endsWith(":warm"));
     return key ? (await direct.lrange(key, 0, -1)).map((e) => JSON.parse(e).content) : [];
   };
 
