@@ -120,8 +120,14 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
       contextValues(stream.session?.socket, headers["x-forwarded-for"]),
     readMaxBytes: limits.messageBytes,
   });
+  // Node caps a header list at 128 fields by default and resets the stream above that, where
+  // REST accepts any number within the byte limit. Every field costs at least 33 bytes as HTTP/2
+  // counts them, so with this cap the byte limit (checked in routeStreams) is the one that
+  // refuses, on every transport alike.
+  const headerFields = { maxHeaderListPairs: Math.ceil(limits.headerBytes / 32) + 8 };
   const server = tls
     ? http2.createSecureServer({
+        ...headerFields,
         cert: tls.cert,
         key: tls.key,
         ca: tls.ca,
@@ -129,7 +135,7 @@ export function createGrpcServer(options: GrpcServerOptions): GrpcServer {
         rejectUnauthorized: tls.requireClientCert,
         allowHTTP1: true,
       })
-    : http2.createServer();
+    : http2.createServer(headerFields);
   limitConnectionsPerClient(server, {
     perClient: limits.connectionsPerClient,
     exempt: exemptLoopback,
