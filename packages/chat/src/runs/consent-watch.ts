@@ -77,7 +77,10 @@ export function createConsentWatch(options: ConsentWatchOptions): ConsentWatch {
     const byWorkspace = new Map<string, RunRecord[]>();
     for (const run of waiting) {
       const workspace = workspaceOf(run);
-      if (workspace) byWorkspace.set(workspace, [...(byWorkspace.get(workspace) ?? []), run]);
+      if (!workspace) continue;
+      const runs = byWorkspace.get(workspace);
+      if (runs) runs.push(run);
+      else byWorkspace.set(workspace, [run]);
     }
     let resumed = 0;
     for (const [workspaceId, runs] of byWorkspace) {
