@@ -378,7 +378,7 @@ const gatewayRoutes: Route[] = [
     rest: { method: "GET", path: "/v1/connections?workspace_id=ws-matrix" },
     rpc: {
       procedure: "/gateway.v1.GatewayService/ListConnections",
-      schema: gatewayV1.ListConnectionsRequestSchema,
+      schema: gatewayV1.GatewayService.method.listConnections.input,
       request: { workspaceId: "ws-matrix" },
     },
   }),
@@ -396,7 +396,7 @@ const gatewayRoutes: Route[] = [
     rest: { method: "GET", path: "/v1/agents?workspace_id=ws-matrix" },
     rpc: {
       procedure: "/gateway.v1.GatewayService/ListAgents",
-      schema: gatewayV1.ListAgentsRequestSchema,
+      schema: gatewayV1.GatewayService.method.listAgents.input,
       request: { workspaceId: "ws-matrix" },
     },
   }),

@@ -1,9 +1,9 @@
-import { brokerV1 } from "@atrium/api";
+import { brokerV1, gatewayV1 } from "@atrium/api";
 import { callerAddressKey } from "@atrium/kit";
-import type { DescMethod, DescService, Message } from "@bufbuild/protobuf";
 import type { CallOptions, HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
-import { bridgeOf } from "./message-bridge.js";
+
+export type GatewayHandlers = ServiceImpl<typeof gatewayV1.GatewayService>;
 
 /**
  * What the broker should record about the caller, on whichever transport reaches it (REST header
@@ -19,36 +19,34 @@ export function brokerCall(context: HandlerContext): CallOptions {
   return { signal: context.signal, headers };
 }
 
-type Handler = (request: unknown, context: HandlerContext) => Promise<unknown>;
 type BrokerCall = (request: unknown, options: CallOptions) => Promise<unknown>;
 
 /**
- * The handler of a gateway method that the broker's method of the same name serves with the same
- * fields: the request and the answer are copied field by field (checked once, here).
+ * Handlers for gateway methods that declare the request and answer of the broker's method of the
+ * same name (gateway.proto): the request goes to the broker as it came and the broker's answer is
+ * the gateway's. Checked once, here, so a contract edit that gives the gateway a message of its
+ * own for one of them fails at start-up rather than relaying the wrong message.
  */
-export function relay(broker: BrokerClient, method: DescMethod): Handler {
-  const target = brokerV1.BrokerService.methods.find((m) => m.localName === method.localName);
-  if (!target) throw new Error(`the broker has no method ${method.name} to relay to`);
-  const call = (broker as unknown as Record<string, BrokerCall>)[target.localName];
-  const request = bridgeOf(method.input, target.input);
-  const answer = bridgeOf(target.output, method.output);
-  return async (message, context) =>
-    answer((await call(request(message as Message), brokerCall(context))) as Message);
-}
-
-/** Handlers for the named methods of a service, each relayed to the broker's method of its name. */
-export function relays<
-  Service extends DescService,
-  Name extends keyof ServiceImpl<Service> & string,
->(
+export function relays<Name extends keyof GatewayHandlers & keyof BrokerClient & string>(
   broker: BrokerClient,
-  service: Service,
   names: readonly Name[],
-): Pick<ServiceImpl<Service>, Name> {
+): Pick<GatewayHandlers, Name> {
   const handlers = names.map((name) => {
-    const method = service.methods.find((candidate) => candidate.localName === name);
-    if (!method) throw new Error(`${service.typeName} has no method ${name}`);
-    return [name, relay(broker, method)];
+    const method = gatewayV1.GatewayService.method[name];
+    const target = brokerV1.BrokerService.method[name];
+    if (
+      method.input.typeName !== target.input.typeName ||
+      method.output.typeName !== target.output.typeName
+    ) {
+      throw new Error(
+        `${method.name} does not declare the messages of the broker's ${target.name}`,
+      );
+    }
+    const call = broker[name] as BrokerCall;
+    return [
+      name,
+      (request: unknown, context: HandlerContext) => call(request, brokerCall(context)),
+    ];
   });
-  return Object.fromEntries(handlers) as Pick<ServiceImpl<Service>, Name>;
+  return Object.fromEntries(handlers) as Pick<GatewayHandlers, Name>;
 }

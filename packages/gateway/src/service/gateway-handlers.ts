@@ -1,4 +1,3 @@
-import { brokerV1, gatewayV1 } from "@atrium/api";
 import {
   AtriumError,
   Code,
@@ -6,10 +5,8 @@ import {
   isAllowedReturnUrl,
   restProtocolName,
 } from "@atrium/kit";
-import type { ServiceImpl } from "@connectrpc/connect";
 import type { BrokerClient } from "../broker/broker-client.js";
-import { brokerCall, relays } from "./broker-relay.js";
-import { bridgeOf } from "./message-bridge.js";
+import { brokerCall, type GatewayHandlers, relays } from "./broker-relay.js";
 import { createWebhookHandlers } from "./webhook-handlers.js";
 
 export interface GatewayHandlersOptions {
@@ -22,10 +19,10 @@ export interface GatewayHandlersOptions {
   inboundKeysRequired: boolean;
 }
 
-export type GatewayHandlers = ServiceImpl<typeof gatewayV1.GatewayService>;
+export type { GatewayHandlers } from "./broker-relay.js";
 
 /**
- * Methods whose request and answer are the broker's, field for field: relayed as they are.
+ * Methods that declare the broker's request and answer: relayed as they are.
  * Revoking keeps the broker's semantics (idempotent, 404 on another workspace, sessions closed),
  * and disabling an agent closes its open sessions in the broker's transaction.
  */
@@ -44,21 +41,6 @@ const relayed = [
 
 export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayHandlers {
   const { broker } = options;
-  const token = bridgeOf(brokerV1.TokenResponseSchema, gatewayV1.TokenSchema);
-  const refreshResult = bridgeOf(
-    brokerV1.RefreshConnectionResponseSchema,
-    gatewayV1.RefreshResultSchema,
-  );
-  const started = bridgeOf(
-    brokerV1.StartOAuthResponseSchema,
-    gatewayV1.StartConnectionResponseSchema,
-  );
-  const callback = bridgeOf(
-    gatewayV1.CompleteAuthorizationRequestSchema,
-    brokerV1.CompleteOAuthRequestSchema,
-  );
-  const connection = bridgeOf(brokerV1.ConnectionSummarySchema, gatewayV1.ConnectionSchema);
-  const captureSchema = bridgeOf(brokerV1.CaptureSchemaSchema, gatewayV1.CaptureSchemaSchema);
   const checkReturnUrl = (returnUrl: string) => {
     if (hasControlCharacter(returnUrl)) {
       throw new AtriumError(Code.InvalidArgument, "return_url must not contain control characters");
@@ -73,59 +55,52 @@ export function createGatewayHandlers(options: GatewayHandlersOptions): GatewayH
   };
 
   return {
-    ...relays(broker, gatewayV1.GatewayService, relayed),
-    async getToken(request, context) {
+    ...relays(broker, relayed),
+    // The four requests of the gateway's own: the public API names the connection or provider
+    // where the broker's request says id, and the redirect URI is this gateway's.
+    getToken(request, context) {
       // One broker call: the strategy comes with the token.
-      return token(
-        await broker.getConnectionToken(
-          { id: request.connectionId, workspaceId: request.workspaceId },
-          brokerCall(context),
-        ),
+      return broker.getConnectionToken(
+        { id: request.connectionId, workspaceId: request.workspaceId },
+        brokerCall(context),
       );
     },
-    async refreshConnection(request, context) {
-      return refreshResult(
-        await broker.refreshConnection(
-          { id: request.connectionId, workspaceId: request.workspaceId },
-          brokerCall(context),
-        ),
+    refreshConnection(request, context) {
+      return broker.refreshConnection(
+        { id: request.connectionId, workspaceId: request.workspaceId },
+        brokerCall(context),
       );
     },
-    async startConnection(request, context) {
+    startConnection(request, context) {
       checkReturnUrl(request.returnUrl);
-      return started(
-        await broker.startOAuth(
-          {
-            providerId: request.providerId,
-            workspaceId: request.workspaceId,
-            returnUrl: request.returnUrl,
-            scopes: request.scopes,
-            redirectUri: options.publicUrl ? `${options.publicUrl}/auth/callback` : "",
-          },
-          brokerCall(context),
-        ),
+      return broker.startOAuth(
+        {
+          providerId: request.providerId,
+          workspaceId: request.workspaceId,
+          returnUrl: request.returnUrl,
+          scopes: request.scopes,
+          redirectUri: options.publicUrl ? `${options.publicUrl}/auth/callback` : "",
+        },
+        brokerCall(context),
       );
     },
     async completeAuthorization(request, context) {
-      const completed = await broker.completeOAuth(callback(request), brokerCall(context));
-      const { returnUrl } = completed;
-      const summary = completed.connection;
+      const completed = await broker.completeOAuth(request, brokerCall(context));
+      const { returnUrl, connection } = completed;
       checkReturnUrl(returnUrl);
-      if (returnUrl && context.protocolName === restProtocolName && summary) {
+      if (returnUrl && context.protocolName === restProtocolName && connection) {
         // The REST layer turns this into 303 See Other for the browser.
         const target = new URL(returnUrl);
-        target.searchParams.set("connection_id", summary.id);
-        target.searchParams.set("status", summary.status);
+        target.searchParams.set("connection_id", connection.id);
+        target.searchParams.set("status", connection.status);
         context.responseHeader.set("location", target.toString());
       }
-      return { connection: summary ? connection(summary) : undefined, returnUrl };
+      return completed;
     },
-    async getCaptureSchema(request, context) {
+    getCaptureSchema(request, context) {
       if (!request.providerId)
         throw new AtriumError(Code.InvalidArgument, "provider_id is required");
-      return captureSchema(
-        await broker.getCaptureSchema({ id: request.providerId }, brokerCall(context)),
-      );
+      return broker.getCaptureSchema({ id: request.providerId }, brokerCall(context));
     },
     ...createWebhookHandlers(broker, options.inboundKeysRequired),
   };

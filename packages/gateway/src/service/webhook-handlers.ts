@@ -1,4 +1,3 @@
-import { gatewayV1 } from "@atrium/api";
 import { AtriumError, Code } from "@atrium/kit";
 import type { BrokerClient } from "../broker/broker-client.js";
 import { relays } from "./broker-relay.js";
@@ -19,7 +18,7 @@ const webhookMethods = [
  * the deployment, so an open gateway (no inbound keys) refuses to manage them.
  */
 export function createWebhookHandlers(broker: BrokerClient, inboundKeysRequired: boolean) {
-  const handlers = relays(broker, gatewayV1.GatewayService, webhookMethods);
+  const handlers = relays(broker, webhookMethods);
   if (inboundKeysRequired) return handlers;
   const refused = async () => {
     throw new AtriumError(

@@ -528,7 +528,7 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             closed_at?: string;
-            /** @description connection_revoked or agent_disabled. */
+            /** @description connection_revoked when the bound connection was revoked, agent_disabled when the agent was. */
             close_reason: string;
         };
         "broker.v1.AuditEvent": {
@@ -561,7 +561,10 @@ export interface components {
             provider_id: string;
             auth_type: string;
             fields: components["schemas"]["broker.v1.CaptureField"][];
-            /** @description False when the provider has neither api_base_url nor user_info_endpoint. */
+            /**
+             * @description False when the provider has neither api_base_url nor user_info_endpoint, so it cannot
+             *     validate a credential (capture then fails with provider_not_validatable).
+             */
             validatable: boolean;
         };
         "broker.v1.CompleteFlowResponse": {
@@ -610,15 +613,21 @@ export interface components {
             workspace_id?: string;
         };
         /**
-         * @description The provider's `credential_strategy`, `credential_header`, `credential_header_prefix`,
-         *     `credential_query_param`, `aws_region` and `aws_service` params, else the natural strategy of
-         *     its auth type (SAML has none).
+         * @description How a credential goes into outgoing requests: the provider's `credential_strategy`,
+         *     `credential_header`, `credential_header_prefix`, `credential_query_param`, `aws_region` and
+         *     `aws_service` params, else the natural strategy of its auth type (oauth2: Bearer, api_key:
+         *     X-API-Key header, basic_auth: Authorization Basic; SAML has none).
          */
         "broker.v1.CredentialStrategy": {
+            /** @description oauth2, api_key, basic_auth, query_param, hmac_payload or aws_sigv4. */
             type: string;
+            /** @description api_key: header carrying the key; hmac_payload: header carrying the signature. */
             header_name: string;
+            /** @description Text before the key or signature, e.g. "sha256=". */
             header_prefix: string;
+            /** @description query_param: the parameter's name. */
             param_name: string;
+            /** @description aws_sigv4 (access key id in username, secret access key in password). */
             region: string;
             service: string;
         };
@@ -728,8 +737,11 @@ export interface components {
         };
         "broker.v1.RevocationResult": {
             connection_id: string;
+            /** @description The local credential is destroyed. */
             token_deleted: boolean;
+            /** @description The token was revoked at the provider (RFC 7009). */
             provider_revoked: boolean;
+            /** @description Why upstream revocation was skipped or failed. */
             provider_revocation_error: string;
             /** Format: date-time */
             revoked_at?: string;
@@ -762,13 +774,18 @@ export interface components {
         };
         "broker.v1.TokenResponse": {
             connection_id: string;
+            /** @description oauth2, saml, api_key or basic_auth. */
             auth_type: string;
             status: string;
+            /** @description healthy, degraded or unhealthy. */
             health_status: string;
             /** @description oauth2 */
             access_token: string;
             token_type: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Absent for credentials that do not expire.
+             */
             expires_at?: string;
             scopes: string[];
             id_token: string;
@@ -858,7 +875,7 @@ export interface components {
              *     token.refresh_fatal.
              */
             event_types?: string[];
-            /** @description Write-only: whsec_ + base64 of 24-64 bytes. */
+            /** @description Write-only: whsec_ + base64 of 24-64 bytes; generated when omitted on create. */
             secret?: string;
             /** @description Default true; a disabled subscription gets no new events and its pending ones wait. */
             enabled?: boolean;
@@ -1534,6 +1551,7 @@ export interface operations {
         parameters: {
             query?: {
                 workspace_id?: string;
+                /** @description Recorded with the revocation and in the connection.revoked audit event. */
                 reason?: string;
             };
             header?: never;

@@ -399,7 +399,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /** @description An agent identity. Sessions can only be opened for an enabled agent. */
-        "gateway.v1.Agent": {
+        "broker.v1.Agent": {
             id: string;
             workspace_id: string;
             /** @description Unique among the workspace's enabled agents; 1-100 characters. */
@@ -418,7 +418,7 @@ export interface components {
              */
             disabled_at?: string;
         };
-        "gateway.v1.AgentSession": {
+        "broker.v1.AgentSession": {
             id: string;
             agent_id: string;
             connection_id: string;
@@ -432,7 +432,7 @@ export interface components {
             /** @description connection_revoked when the bound connection was revoked, agent_disabled when the agent was. */
             close_reason: string;
         };
-        "gateway.v1.CaptureCredentialRequest": {
+        "broker.v1.CaptureCredentialRequest": {
             provider_id?: string;
             workspace_id?: string;
             /** @description api_key providers. */
@@ -441,26 +441,26 @@ export interface components {
             username?: string;
             password?: string;
         };
-        "gateway.v1.CaptureField": {
+        "broker.v1.CaptureField": {
             name: string;
             secret: boolean;
             required: boolean;
         };
-        "gateway.v1.CaptureSchema": {
+        "broker.v1.CaptureSchema": {
             provider_id: string;
             auth_type: string;
-            fields: components["schemas"]["gateway.v1.CaptureField"][];
+            fields: components["schemas"]["broker.v1.CaptureField"][];
             /**
-             * @description False when the provider cannot validate a credential (capture then fails with
-             *     provider_not_validatable).
+             * @description False when the provider has neither api_base_url nor user_info_endpoint, so it cannot
+             *     validate a credential (capture then fails with provider_not_validatable).
              */
             validatable: boolean;
         };
-        "gateway.v1.CompleteAuthorizationResponse": {
-            connection?: components["schemas"]["gateway.v1.Connection"];
+        "broker.v1.CompleteFlowResponse": {
+            connection?: components["schemas"]["broker.v1.ConnectionSummary"];
             return_url: string;
         };
-        "gateway.v1.Connection": {
+        "broker.v1.ConnectionSummary": {
             id: string;
             workspace_id: string;
             provider_id: string;
@@ -468,6 +468,7 @@ export interface components {
             auth_type: string;
             /** @description active, attention, failed or revoked. */
             status: string;
+            /** @description healthy, degraded or unhealthy. */
             health_status: string;
             scopes: string[];
             /** Format: date-time */
@@ -482,7 +483,7 @@ export interface components {
             revoked_at?: string;
             subject: string;
         };
-        "gateway.v1.CreateAgentRequest": {
+        "broker.v1.CreateAgentRequest": {
             workspace_id?: string;
             name?: string;
             description?: string;
@@ -490,18 +491,18 @@ export interface components {
                 [key: string]: string;
             };
         };
-        "gateway.v1.CreateAgentSessionRequest": {
+        "broker.v1.CreateAgentSessionRequest": {
             agent_id?: string;
             connection_id?: string;
             workspace_id?: string;
         };
         /**
-         * @description How a credential goes into outgoing requests. Derived from the provider: its params
-         *     `credential_strategy`, `credential_header`, `credential_header_prefix`,
-         *     `credential_query_param`, `aws_region`, `aws_service`; without them, the natural strategy of
-         *     the auth type (oauth2: Bearer, api_key: X-API-Key header, basic_auth: Authorization Basic).
+         * @description How a credential goes into outgoing requests: the provider's `credential_strategy`,
+         *     `credential_header`, `credential_header_prefix`, `credential_query_param`, `aws_region` and
+         *     `aws_service` params, else the natural strategy of its auth type (oauth2: Bearer, api_key:
+         *     X-API-Key header, basic_auth: Authorization Basic; SAML has none).
          */
-        "gateway.v1.CredentialStrategy": {
+        "broker.v1.CredentialStrategy": {
             /** @description oauth2, api_key, basic_auth, query_param, hmac_payload or aws_sigv4. */
             type: string;
             /** @description api_key: header carrying the key; hmac_payload: header carrying the signature. */
@@ -514,23 +515,23 @@ export interface components {
             region: string;
             service: string;
         };
-        "gateway.v1.DeleteWebhookResponse": {
+        "broker.v1.DeleteWebhookResponse": {
             id: string;
             deleted: boolean;
         };
-        "gateway.v1.ListAgentsResponse": {
-            agents: components["schemas"]["gateway.v1.Agent"][];
+        "broker.v1.ListAgentsResponse": {
+            agents: components["schemas"]["broker.v1.Agent"][];
         };
-        "gateway.v1.ListConnectionsResponse": {
-            connections: components["schemas"]["gateway.v1.Connection"][];
+        "broker.v1.ListConnectionsResponse": {
+            connections: components["schemas"]["broker.v1.ConnectionSummary"][];
         };
-        "gateway.v1.ListWebhookDeliveriesResponse": {
-            deliveries: components["schemas"]["gateway.v1.WebhookDelivery"][];
+        "broker.v1.ListWebhookDeliveriesResponse": {
+            deliveries: components["schemas"]["broker.v1.WebhookDelivery"][];
         };
-        "gateway.v1.ListWebhooksResponse": {
-            webhooks: components["schemas"]["gateway.v1.Webhook"][];
+        "broker.v1.ListWebhooksResponse": {
+            webhooks: components["schemas"]["broker.v1.Webhook"][];
         };
-        "gateway.v1.RefreshResult": {
+        "broker.v1.RefreshConnectionResponse": {
             connection_id: string;
             status: string;
             health_status: string;
@@ -539,7 +540,7 @@ export interface components {
             /** Format: date-time */
             refreshed_at?: string;
         };
-        "gateway.v1.RevocationResult": {
+        "broker.v1.RevocationResult": {
             connection_id: string;
             /** @description The local credential is destroyed. */
             token_deleted: boolean;
@@ -551,21 +552,13 @@ export interface components {
             revoked_at?: string;
             reason: string;
         };
-        "gateway.v1.StartConnectionRequest": {
-            provider_id?: string;
-            workspace_id?: string;
-            /** @description Where the browser goes after /auth/callback; its host must be an allowed return domain. */
-            return_url?: string;
-            /** @description Overrides the provider's scopes when non-empty. */
-            scopes?: string[];
-        };
-        "gateway.v1.StartConnectionResponse": {
+        "broker.v1.StartOAuthResponse": {
             authorization_url: string;
             state: string;
             /** Format: date-time */
             expires_at?: string;
         };
-        "gateway.v1.Token": {
+        "broker.v1.TokenResponse": {
             connection_id: string;
             /** @description oauth2, saml, api_key or basic_auth. */
             auth_type: string;
@@ -587,20 +580,25 @@ export interface components {
             /** @description basic_auth */
             username: string;
             password: string;
-            /** @description saml */
+            /** @description saml: the validated assertion's subject and attributes. */
             name_id: string;
             attributes: {
                 [key: string]: string;
             };
-            strategy?: components["schemas"]["gateway.v1.CredentialStrategy"];
+            /**
+             * @description How a caller presents the credential, from the provider's params: carried with the token so
+             *     the gateway answers /v1/token with one broker call.
+             */
+            strategy?: components["schemas"]["broker.v1.CredentialStrategy"];
         };
-        "gateway.v1.Webhook": {
+        "broker.v1.Webhook": {
             id: string;
             name: string;
             url: string;
             event_types: string[];
             enabled: boolean;
             description: string;
+            /** @description Truncated SHA-256 (16 hex characters) of the secret, like a provider's. */
             secret_fingerprint: string;
             /**
              * @description Set only in the CreateWebhook response when the broker generated the secret, and in the
@@ -618,7 +616,8 @@ export interface components {
              */
             previous_secret_expires_at?: string;
         };
-        "gateway.v1.WebhookAttempt": {
+        /** @description One POST to the subscriber. */
+        "broker.v1.WebhookAttempt": {
             /** Format: int32 */
             attempt: number;
             /**
@@ -633,7 +632,7 @@ export interface components {
             attempted_at?: string;
         };
         /** @description One event for one subscription; its id is the webhook-id header, the same on every retry. */
-        "gateway.v1.WebhookDelivery": {
+        "broker.v1.WebhookDelivery": {
             id: string;
             webhook_id: string;
             event_type: string;
@@ -650,17 +649,35 @@ export interface components {
             delivered_at?: string;
             /** @description The signed JSON body: {"type", "timestamp", "data"}. */
             payload: string;
-            attempts: components["schemas"]["gateway.v1.WebhookAttempt"][];
+            attempts: components["schemas"]["broker.v1.WebhookAttempt"][];
         };
-        /** @description The broker's WebhookInput: absent means not sent. */
-        "gateway.v1.WebhookInput": {
+        /** @description Subscription fields a client sends; absent means not sent (PATCH keeps the stored value). */
+        "broker.v1.WebhookInput": {
+            /** @description Unique; 1-100 of a-z, 0-9, '.', '_', '-'. The manifest matches subscriptions by name. */
             name?: string;
             url?: string;
+            /**
+             * @description connection.created, connection.attention_required, connection.revoked, connection.failed,
+             *     token.refresh_fatal.
+             */
             event_types?: string[];
             /** @description Write-only: whsec_ + base64 of 24-64 bytes; generated when omitted on create. */
             secret?: string;
+            /** @description Default true; a disabled subscription gets no new events and its pending ones wait. */
             enabled?: boolean;
             description?: string;
+        };
+        /**
+         * @description The broker's StartOAuthRequest without redirect_uri: the redirect is this gateway's
+         *     /auth/callback.
+         */
+        "gateway.v1.StartConnectionRequest": {
+            provider_id?: string;
+            workspace_id?: string;
+            /** @description Where the browser goes after /auth/callback; its host must be an allowed return domain. */
+            return_url?: string;
+            /** @description Overrides the provider's scopes when non-empty. */
+            scopes?: string[];
         };
         /** @description The body of an error response: the gRPC code's name, or a token the contract fixes (`connection_not_active`, `ip_not_allowed`, `provider_not_validatable`, `invalid_credentials`, `provider_unavailable`, `invalid_argument`), and a message. */
         Error: {
@@ -810,7 +827,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Token"];
+                    "application/json": components["schemas"]["broker.v1.TokenResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -854,7 +871,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.RefreshResult"];
+                    "application/json": components["schemas"]["broker.v1.RefreshConnectionResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -893,7 +910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.ListConnectionsResponse"];
+                    "application/json": components["schemas"]["broker.v1.ListConnectionsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -930,7 +947,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Connection"];
+                    "application/json": components["schemas"]["broker.v1.ConnectionSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -970,7 +987,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.RevocationResult"];
+                    "application/json": components["schemas"]["broker.v1.RevocationResult"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1008,7 +1025,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.StartConnectionResponse"];
+                    "application/json": components["schemas"]["broker.v1.StartOAuthResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1048,7 +1065,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.CompleteAuthorizationResponse"];
+                    "application/json": components["schemas"]["broker.v1.CompleteFlowResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1082,7 +1099,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.CaptureSchema"];
+                    "application/json": components["schemas"]["broker.v1.CaptureSchema"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1110,7 +1127,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["gateway.v1.CaptureCredentialRequest"];
+                "application/json": components["schemas"]["broker.v1.CaptureCredentialRequest"];
             };
         };
         responses: {
@@ -1120,7 +1137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Connection"];
+                    "application/json": components["schemas"]["broker.v1.ConnectionSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1157,7 +1174,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.ListAgentsResponse"];
+                    "application/json": components["schemas"]["broker.v1.ListAgentsResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1184,7 +1201,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["gateway.v1.CreateAgentRequest"];
+                "application/json": components["schemas"]["broker.v1.CreateAgentRequest"];
             };
         };
         responses: {
@@ -1194,7 +1211,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Agent"];
+                    "application/json": components["schemas"]["broker.v1.Agent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1233,7 +1250,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Agent"];
+                    "application/json": components["schemas"]["broker.v1.Agent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1271,7 +1288,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Agent"];
+                    "application/json": components["schemas"]["broker.v1.Agent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1299,7 +1316,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["gateway.v1.CreateAgentSessionRequest"];
+                "application/json": components["schemas"]["broker.v1.CreateAgentSessionRequest"];
             };
         };
         responses: {
@@ -1309,7 +1326,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.AgentSession"];
+                    "application/json": components["schemas"]["broker.v1.AgentSession"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1354,7 +1371,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.AgentSession"];
+                    "application/json": components["schemas"]["broker.v1.AgentSession"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1392,7 +1409,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.AgentSession"];
+                    "application/json": components["schemas"]["broker.v1.AgentSession"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1426,7 +1443,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.ListWebhooksResponse"];
+                    "application/json": components["schemas"]["broker.v1.ListWebhooksResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1454,7 +1471,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["gateway.v1.WebhookInput"];
+                "application/json": components["schemas"]["broker.v1.WebhookInput"];
             };
         };
         responses: {
@@ -1464,7 +1481,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Webhook"];
+                    "application/json": components["schemas"]["broker.v1.Webhook"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1502,7 +1519,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Webhook"];
+                    "application/json": components["schemas"]["broker.v1.Webhook"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1539,7 +1556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.DeleteWebhookResponse"];
+                    "application/json": components["schemas"]["broker.v1.DeleteWebhookResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1570,7 +1587,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["gateway.v1.WebhookInput"];
+                "application/json": components["schemas"]["broker.v1.WebhookInput"];
             };
         };
         responses: {
@@ -1580,7 +1597,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Webhook"];
+                    "application/json": components["schemas"]["broker.v1.Webhook"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1625,7 +1642,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.ListWebhookDeliveriesResponse"];
+                    "application/json": components["schemas"]["broker.v1.ListWebhookDeliveriesResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1672,7 +1689,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.Webhook"];
+                    "application/json": components["schemas"]["broker.v1.Webhook"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1715,7 +1732,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["gateway.v1.WebhookDelivery"];
+                    "application/json": components["schemas"]["broker.v1.WebhookDelivery"];
                 };
             };
             400: components["responses"]["BadRequest"];

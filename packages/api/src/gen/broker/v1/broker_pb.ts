@@ -490,7 +490,8 @@ export type CaptureSchema = Message<"broker.v1.CaptureSchema"> & {
   fields: CaptureField[];
 
   /**
-   * False when the provider has neither api_base_url nor user_info_endpoint.
+   * False when the provider has neither api_base_url nor user_info_endpoint, so it cannot
+   * validate a credential (capture then fails with provider_not_validatable).
    *
    * @generated from field: bool validatable = 4;
    */
@@ -575,6 +576,8 @@ export const StartOAuthResponseSchema: GenMessage<StartOAuthResponse> = /*@__PUR
   messageDesc(file_broker_v1_broker, 14);
 
 /**
+ * The provider's redirect parameters (RFC 6749 4.1.2, RFC 9207 iss).
+ *
  * @generated from message broker.v1.CompleteOAuthRequest
  */
 export type CompleteOAuthRequest = Message<"broker.v1.CompleteOAuthRequest"> & {
@@ -1064,6 +1067,8 @@ export type TokenResponse = Message<"broker.v1.TokenResponse"> & {
   connectionId: string;
 
   /**
+   * oauth2, saml, api_key or basic_auth.
+   *
    * @generated from field: string auth_type = 2;
    */
   authType: string;
@@ -1074,6 +1079,8 @@ export type TokenResponse = Message<"broker.v1.TokenResponse"> & {
   status: string;
 
   /**
+   * healthy, degraded or unhealthy.
+   *
    * @generated from field: string health_status = 4;
    */
   healthStatus: string;
@@ -1091,6 +1098,8 @@ export type TokenResponse = Message<"broker.v1.TokenResponse"> & {
   tokenType: string;
 
   /**
+   * Absent for credentials that do not expire.
+   *
    * @generated from field: google.protobuf.Timestamp expires_at = 7;
    */
   expiresAt?: Timestamp | undefined;
@@ -1153,34 +1162,45 @@ export const TokenResponseSchema: GenMessage<TokenResponse> = /*@__PURE__*/
   messageDesc(file_broker_v1_broker, 31);
 
 /**
- * The provider's `credential_strategy`, `credential_header`, `credential_header_prefix`,
- * `credential_query_param`, `aws_region` and `aws_service` params, else the natural strategy of
- * its auth type (SAML has none).
+ * How a credential goes into outgoing requests: the provider's `credential_strategy`,
+ * `credential_header`, `credential_header_prefix`, `credential_query_param`, `aws_region` and
+ * `aws_service` params, else the natural strategy of its auth type (oauth2: Bearer, api_key:
+ * X-API-Key header, basic_auth: Authorization Basic; SAML has none).
  *
  * @generated from message broker.v1.CredentialStrategy
  */
 export type CredentialStrategy = Message<"broker.v1.CredentialStrategy"> & {
   /**
+   * oauth2, api_key, basic_auth, query_param, hmac_payload or aws_sigv4.
+   *
    * @generated from field: string type = 1;
    */
   type: string;
 
   /**
+   * api_key: header carrying the key; hmac_payload: header carrying the signature.
+   *
    * @generated from field: string header_name = 2;
    */
   headerName: string;
 
   /**
+   * Text before the key or signature, e.g. "sha256=".
+   *
    * @generated from field: string header_prefix = 3;
    */
   headerPrefix: string;
 
   /**
+   * query_param: the parameter's name.
+   *
    * @generated from field: string param_name = 4;
    */
   paramName: string;
 
   /**
+   * aws_sigv4 (access key id in username, secret access key in password).
+   *
    * @generated from field: string region = 5;
    */
   region: string;
@@ -1272,6 +1292,8 @@ export type RevokeConnectionRequest = Message<"broker.v1.RevokeConnectionRequest
   workspaceId: string;
 
   /**
+   * Recorded with the revocation and in the connection.revoked audit event.
+   *
    * @generated from field: string reason = 3;
    */
   reason: string;
@@ -1294,16 +1316,22 @@ export type RevocationResult = Message<"broker.v1.RevocationResult"> & {
   connectionId: string;
 
   /**
+   * The local credential is destroyed.
+   *
    * @generated from field: bool token_deleted = 2;
    */
   tokenDeleted: boolean;
 
   /**
+   * The token was revoked at the provider (RFC 7009).
+   *
    * @generated from field: bool provider_revoked = 3;
    */
   providerRevoked: boolean;
 
   /**
+   * Why upstream revocation was skipped or failed.
+   *
    * @generated from field: string provider_revocation_error = 4;
    */
   providerRevocationError: string;
@@ -1368,7 +1396,7 @@ export type AgentSession = Message<"broker.v1.AgentSession"> & {
   closedAt?: Timestamp | undefined;
 
   /**
-   * connection_revoked or agent_disabled.
+   * connection_revoked when the bound connection was revoked, agent_disabled when the agent was.
    *
    * @generated from field: string close_reason = 8;
    */
@@ -1747,7 +1775,7 @@ export type WebhookInput = Message<"broker.v1.WebhookInput"> & {
   eventTypes: string[];
 
   /**
-   * Write-only: whsec_ + base64 of 24-64 bytes.
+   * Write-only: whsec_ + base64 of 24-64 bytes; generated when omitted on create.
    *
    * @generated from field: optional string secret = 4;
    */
