@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Embedder } from "../embeddings/embedder.js";
-import { focusQuery } from "./query-focus.js";
+import { focusQuery, holdsFormOf, isOneOf } from "./query-focus.js";
 
 /** Records what it embeds; every vector is the text's length. */
 function recordingEmbedder() {
@@ -46,4 +46,25 @@ test("a query of common words only, or of rare words only, is embedded as it is"
   const onlyRare = { ...terms, terms: [terms.terms[0]] };
   assert.deepEqual((await focusQuery(embedder, "sunset", onlyRare, [7])).vector, [7]);
   assert.deepEqual(seen, []);
+});
+
+test("a text holds a form of a lexeme where one of its words is one, as isOneOf says of words", () => {
+  const texts = [
+    "Elise: Agreed!",
+    "Thanks ELISE's dog",
+    "Elisabeth said so",
+    "Marielise said so",
+    "elis",
+    "the café élise",
+    "Sunset, then elise.",
+  ];
+  const holds = holdsFormOf("elis");
+  for (const text of texts) {
+    const byWords = (text.match(/[\p{L}\p{N}']+/gu) ?? []).some((w) => isOneOf(w, ["elis"]));
+    assert.equal(holds(text), byWords, text);
+  }
+  assert.equal(holdsFormOf("elis")("Thanks ELISE's dog"), true);
+  assert.equal(holdsFormOf("elis")("Elisabeth said so"), false, "more than an ending added");
+  assert.equal(holdsFormOf("elis")("Marielise said so"), false, "not at a word's start");
+  assert.equal(holdsFormOf("example.com")("see exampleXcom"), false, "the lexeme is literal");
 });

@@ -1,4 +1,5 @@
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
+import { escapeRegExp } from "../store/graph.js";
 import type { QueryTerms } from "../store/lexical-search.js";
 
 /**
@@ -27,6 +28,18 @@ export const isOneOf = (word: string, lexemes: string[]) => {
   const lower = word.toLowerCase();
   return lexemes.some((l) => lower.startsWith(l) && lower.length - l.length <= 3);
 };
+
+/**
+ * Whether a text holds a word that is one of `lexeme`'s forms, as isOneOf says, asked of the text
+ * whole: nothing is allocated per word, as the speaker check asks it of every candidate turn.
+ */
+export function holdsFormOf(lexeme: string): (text: string) => boolean {
+  const form = new RegExp(
+    `(?<![\\p{L}\\p{N}'])${escapeRegExp(lexeme)}[\\p{L}\\p{N}']{0,3}(?![\\p{L}\\p{N}'])`,
+    "iu",
+  );
+  return (text) => form.test(text);
+}
 
 export async function focusQuery(
   embedder: Embedder,

@@ -1,5 +1,5 @@
 import type { Turn } from "../store/turns.js";
-import { isOneOf } from "./query-focus.js";
+import { holdsFormOf } from "./query-focus.js";
 
 /**
  * A word names a speaker when it is in at least this share of one side's turns and at most
@@ -10,8 +10,6 @@ const SPEAKER_SHARE = 0.8;
 const NOT_SPEAKER_SHARE = 0.1;
 /** Fewer turns of a side than this among the candidates say nothing of who it is. */
 const MIN_TURNS = 10;
-
-const WORD = /[\p{L}\p{N}']+/gu;
 
 /**
  * The side (user or agent) a question is about, when it names one speaker and not the other:
@@ -25,13 +23,12 @@ export function speakerNamed(common: string[], turns: Turn[]): Turn["role"] | un
     user: { turns: 0, hits: new Map<string, number>() },
     agent: { turns: 0, hits: new Map<string, number>() },
   };
+  const holds = common.map(holdsFormOf);
   for (const turn of turns) {
     const side = sides[turn.role];
     side.turns++;
-    const words = turn.content.match(WORD) ?? [];
-    for (const lexeme of common) {
-      if (words.some((w) => isOneOf(w, [lexeme])))
-        side.hits.set(lexeme, (side.hits.get(lexeme) ?? 0) + 1);
+    for (let i = 0; i < common.length; i++) {
+      if (holds[i](turn.content)) side.hits.set(common[i], (side.hits.get(common[i]) ?? 0) + 1);
     }
   }
   if (sides.user.turns < MIN_TURNS || sides.agent.turns < MIN_TURNS) return undefined;

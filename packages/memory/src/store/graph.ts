@@ -44,7 +44,7 @@ const toEntity = (r: EntityRow): EntityRecord => ({
 
 export const entityKey = (name: string) => name.trim().toLowerCase().replace(/\s+/g, " ");
 
-const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 export interface UserGraph {
   tenantId: string;
