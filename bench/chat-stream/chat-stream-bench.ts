@@ -13,7 +13,9 @@
 //   node --conditions=atrium-source --import tsx bench/chat-stream/chat-stream-bench.ts
 //   BENCH_SUBSCRIBERS=1000 BENCH_WORKFLOWS=100 BENCH_RATE=10 BENCH_DURATION_S=10 (defaults),
 //   BENCH_MODES=reference,memory,redis,redis-postgres (redis-postgres: history in PostgreSQL, as
-//   several agent hosts keep it, judged against redis of the same round), BENCH_ROUNDS=5 (each mode runs that many times, the modes
+//   several agent hosts keep it, judged against redis of the same round;
+//   BENCH_TRACE_WRITE_INTERVAL_MS sets its store's least time between batches, default the
+//   store's 10 ms, 0 for a batch as soon as the last one ended), BENCH_ROUNDS=5 (each mode runs that many times, the modes
 //   alternating, and the run with the median p99 is reported, with the median of each round's
 //   ratio to the reference: on two shared cores one run's p99 swings by 2x), BENCH_PROFILE=1
 //   writes a CPU profile of the server, BENCH_NODE_FLAGS="--trace-gc" passes node flags to it.

@@ -76,7 +76,11 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
     await migrateChat(database.sql);
   }
   const store = database
-    ? createSqlTraceStore({ sql: database.sql, retentionSeconds: 7 * 86_400 })
+    ? createSqlTraceStore({
+        sql: database.sql,
+        retentionSeconds: 7 * 86_400,
+        writeIntervalMs: writeIntervalMs(),
+      })
     : undefined;
   bus = createTraceBus({ cache, tracesDir, store });
   const kernel = {
@@ -96,6 +100,12 @@ async function start(mode: Mode, redisUrl?: string): Promise<number> {
     await database?.drop();
   };
   return (app.server.address() as AddressInfo).port;
+}
+
+/** BENCH_TRACE_WRITE_INTERVAL_MS: the store's spacing of batches (0: a batch as soon as the last ended). */
+function writeIntervalMs(): number | undefined {
+  const value = process.env.BENCH_TRACE_WRITE_INTERVAL_MS;
+  return value === undefined ? undefined : Number(value);
 }
 
 function subscribers(): number {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { type TestContext, test } from "node:test";
+import type { Sql } from "@atrium/kit";
 import { createTestPostgres, needsServer } from "@atrium/kit/testing";
 import { createSqlTraceStore, migrateChat, type SqlTraceStore } from "./sql-trace-store.js";
 import type { TraceEvent } from "./trace-event.js";
@@ -130,4 +131,44 @@ test("a step's last write is recorded at most once a second per host, its first 
     (await a.read("wf_t", "step_1")).map((e) => e.seq),
     [1, 2, 3],
   );
+});
+
+test("events of a busy host go in one INSERT per writeIntervalMs, in order, each acknowledged once stored", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const db = await createTestPostgres();
+  t.after(() => db.drop());
+  await migrateChat(db.sql);
+  let inserts = 0;
+  const counting: Sql = Object.create(db.sql, {
+    query: {
+      value: (text: string, params?: unknown[]) => {
+        if (text.includes("INSERT INTO chat_trace_events")) inserts++;
+        return db.sql.query(text, params);
+      },
+    },
+  });
+  const store = createSqlTraceStore({
+    sql: counting,
+    retentionSeconds: 86_400,
+    writeIntervalMs: 100,
+  });
+  t.after(() => store.close());
+  // 40 events 5 ms apart, as a busy host's steps emit them: 200 ms of events.
+  const written = Array.from({ length: 40 }, (_, i) => event("wf_busy", "step_1", i + 1));
+  const acknowledged: Promise<void>[] = [];
+  for (const e of written) {
+    acknowledged.push(
+      store.append(e).then(async () => {
+        const stored = await db.sql.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM chat_trace_events WHERE seq = $1",
+          [e.seq],
+        );
+        assert.equal(stored.rows[0].n, 1, `event ${e.seq} acknowledged before it was stored`);
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await Promise.all(acknowledged);
+  assert.ok(inserts >= 2 && inserts <= 4, `${inserts} INSERTs for 40 events over 200 ms`);
+  assert.deepEqual(await store.read("wf_busy", "step_1"), written);
 });

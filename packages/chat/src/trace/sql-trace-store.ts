@@ -23,6 +23,11 @@ export interface SqlTraceStoreOptions {
   sql: Sql;
   /** Seconds a step is kept after its last event (TRACE_RETENTION, as the stream's log). */
   retentionSeconds: number;
+  /**
+   * Least time between two batches of events (one INSERT, one commit each). Default 10 ms:
+   * at most 100 commits a second per host, whatever the event rate.
+   */
+  writeIntervalMs?: number;
   /** Pause between retention sweeps. Default 5 minutes. */
   sweepIntervalMs?: number;
   /** Told about a sweep that failed; the next one still runs. */
@@ -102,30 +107,37 @@ SELECT count(*)::int AS steps FROM gone`;
 
 /**
  * Trace history in PostgreSQL, so every agent host answers history and the workflow list for
- * steps any of them ran. Appends go through a group commit: at a thousand events a second one
- * INSERT carries the events that arrived while the previous one was in flight, so the database
- * sees a round trip per batch, not per event.
+ * steps any of them ran. Appends go through a group commit: one INSERT carries the events that
+ * arrived while the previous one was in flight, and batches start at least `writeIntervalMs`
+ * apart. Batched only as fast as round trips allowed, a thousand events a second were about 500
+ * commits of two, and a commit's fixed cost was most of PostgreSQL's CPU; spaced 10 ms apart
+ * they are 100 commits of ten. An append settles once its batch committed,
+ * so an event a step awaited (its step_complete before the step answers) is in history on every
+ * host; the live stream does not wait for it (it reads the cache's log and channel).
  */
 export function createSqlTraceStore(options: SqlTraceStoreOptions): SqlTraceStore {
   const { sql, retentionSeconds } = options;
-  const writer = createGroupCommit<Row, void>(async (rows) => {
-    const events = [
-      rows.map((r) => r.workflowId),
-      rows.map((r) => r.stepId),
-      rows.map((r) => r.seq),
-      rows.map((r) => r.line),
-    ];
-    const touched = rows.filter((r) => r.touch);
-    if (touched.length === 0) await sql.query(insertEvents, events);
-    else {
-      await sql.query(insertAndTouch, [
-        ...events,
-        touched.map((r) => r.workflowId),
-        touched.map((r) => r.stepId),
-      ]);
-    }
-    return rows.map(() => undefined);
-  });
+  const writer = createGroupCommit<Row, void>(
+    async (rows) => {
+      const events = [
+        rows.map((r) => r.workflowId),
+        rows.map((r) => r.stepId),
+        rows.map((r) => r.seq),
+        rows.map((r) => r.line),
+      ];
+      const touched = rows.filter((r) => r.touch);
+      if (touched.length === 0) await sql.query(insertEvents, events);
+      else {
+        await sql.query(insertAndTouch, [
+          ...events,
+          touched.map((r) => r.workflowId),
+          touched.map((r) => r.stepId),
+        ]);
+      }
+      return rows.map(() => undefined);
+    },
+    { minIntervalMs: options.writeIntervalMs ?? 10 },
+  );
   // step key → when this host last recorded its last write.
   const lastTouch = new Map<string, number>();
   function dueForTouch(workflowId: string, stepId: string): boolean {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createGroupCommit } from "./group-commit.js";
 
 /** A write that records its batches and answers each item with its double. */
@@ -69,6 +70,43 @@ describe("group commit", () => {
     const group = createGroupCommit(store.write, { maxRequests: 2 });
     await Promise.all([1, 2, 3, 4, 5].map((x) => group.write([x])));
     assert.deepEqual(store.batches, [[1, 2], [3, 4], [5]]);
+  });
+
+  test("with minIntervalMs, writes start that far apart and carry what arrived meanwhile", async () => {
+    const store = recordingWrite();
+    const starts: number[] = [];
+    const group = createGroupCommit(
+      (items: number[]) => {
+        starts.push(performance.now());
+        return store.write(items);
+      },
+      { minIntervalMs: 100 },
+    );
+    const written = [group.write([1])];
+    for (const x of [2, 3, 4]) {
+      await sleep(10);
+      written.push(group.write([x]));
+    }
+    assert.deepEqual(await Promise.all(written), [[2], [4], [6], [8]]);
+    assert.deepEqual(store.batches, [[1], [2, 3, 4]]);
+    assert.ok(
+      starts[1] - starts[0] >= 99,
+      `second write ${starts[1] - starts[0]} ms after the first`,
+    );
+  });
+
+  test("with minIntervalMs, a write after an idle spell or with a full batch starts at once", async () => {
+    const store = recordingWrite();
+    const group = createGroupCommit(store.write, { minIntervalMs: 300, maxRequests: 2 });
+    await group.write([1]);
+    await sleep(350);
+    let started = performance.now();
+    await group.write([2]);
+    assert.ok(performance.now() - started < 150, "an idle writer does not wait");
+    started = performance.now();
+    await Promise.all([group.write([3]), group.write([4])]);
+    assert.ok(performance.now() - started < 150, "a full batch does not wait");
+    assert.deepEqual(store.batches, [[1], [2], [3, 4]]);
   });
 
   test("keeps working after a failure", async () => {

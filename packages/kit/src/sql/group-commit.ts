@@ -1,6 +1,13 @@
 export interface GroupCommitOptions {
   /** Most requests written by one statement; default 200. */
   maxRequests?: number;
+  /**
+   * Least time between the starts of two writes; default 0 (the next write starts as soon as the
+   * last one ended). Under a steady stream of requests this bounds the statements a second (each
+   * a commit the database pays for) and waits at most this long to fill a batch; a write after an
+   * idle spell, or with a full batch already waiting, starts at once.
+   */
+  minIntervalMs?: number;
 }
 
 export interface GroupCommit<Item, Result> {
@@ -27,8 +34,10 @@ export function createGroupCommit<Item, Result>(
   options: GroupCommitOptions = {},
 ): GroupCommit<Item, Result> {
   const maxRequests = options.maxRequests ?? 200;
+  const minIntervalMs = options.minIntervalMs ?? 0;
   let waiting: Waiting<Item, Result>[] = [];
   let writing = false;
+  let lastStart = Number.NEGATIVE_INFINITY;
 
   async function writeOne(request: Waiting<Item, Result>) {
     try {
@@ -41,6 +50,11 @@ export function createGroupCommit<Item, Result>(
   async function drain() {
     writing = true;
     while (waiting.length > 0) {
+      const wait = lastStart + minIntervalMs - performance.now();
+      if (wait > 0 && waiting.length < maxRequests) {
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+      lastStart = performance.now();
       const batch = waiting.slice(0, maxRequests);
       waiting = waiting.slice(batch.length);
       if (batch.length === 1) {
