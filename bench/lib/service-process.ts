@@ -23,10 +23,11 @@ export interface MemoryProcessUrls {
  * bench` builds first), not from the sources through tsx, whose transform adds work to every
  * function it defines.
  */
-export function startMemoryProcess(env: Record<string, string>) {
+export function startMemoryProcess(env: Record<string, string>, nodeArgs: string[] = []) {
   return startServiceProcess<MemoryProcessUrls>(
     new URL("../memory/serve.ts", import.meta.url),
     env,
+    nodeArgs,
   );
 }
 
@@ -45,19 +46,25 @@ export function startBrokerProcess(env: Record<string, string>) {
  * The memory service as deployed for the benches: its own process, a fresh PostgreSQL database,
  * Redis, a scratch data directory, no background promoter; `stop` removes all of it.
  */
-export async function startMemoryOnPostgres(env: Record<string, string> = {}) {
+export async function startMemoryOnPostgres(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+) {
   const pg = await createTestPostgres({ max: 4 });
   const dataDir = mkdtempSync(join(tmpdir(), "memory-bench-"));
-  const server = await startMemoryProcess({
-    MEMORY_HOST: "127.0.0.1",
-    MEMORY_REST_PORT: "0",
-    MEMORY_GRPC_PORT: "0",
-    ATRIUM_DATA_DIR: dataDir,
-    DATABASE_URL: pg.url,
-    REDIS_URL: redisUrl(),
-    MEMORY_PROMOTER_INTERVAL: "0s",
-    ...env,
-  });
+  const server = await startMemoryProcess(
+    {
+      MEMORY_HOST: "127.0.0.1",
+      MEMORY_REST_PORT: "0",
+      MEMORY_GRPC_PORT: "0",
+      ATRIUM_DATA_DIR: dataDir,
+      DATABASE_URL: pg.url,
+      REDIS_URL: redisUrl(),
+      MEMORY_PROMOTER_INTERVAL: "0s",
+      ...env,
+    },
+    nodeArgs,
+  );
   return {
     ...server,
     /** The service's database, for waiting on its background work. */

@@ -268,7 +268,7 @@ async function main() {
     otel = await otelCostPart({ durationS, rounds: Number(process.env.BENCH_ROUNDS ?? 5) });
     console.table(otel.rows);
     console.log(
-      `GetContext with tracing on (sampling 1.0) / off: ${otel.onRps} / ${otel.offRps} req/s (medians) = ${otel.ratio}`,
+      `GetContext with tracing on (sampling 1.0) / off: ${otel.onRps} / ${otel.offRps} req/s (medians) = ${otel.ratio}; CPU per request ${otel.onCpuUs} / ${otel.offCpuUs} µs = ${otel.cpuRatio}`,
     );
   }
   const throughput = only === undefined || only === "throughput" ? await throughputPart() : [];

@@ -3,12 +3,17 @@
 // OTLP/HTTP to a sink in this process that reads each export and discards it. They take the
 // same load (autocannon, 32 connections, REST) in turns, off then on then on then off..., so
 // that both see the same machine (this shared VM's CPU comes and goes); the ratio of their
-// median throughputs is the cost. Run by `BENCH_PART=otel` of memory-bench.ts.
+// median throughputs is the cost. Throughput follows whatever else the shared machine runs, so
+// each turn also reads the service's CPU time from /proc (utime + stime) and divides it by the
+// requests it answered: CPU per request does not depend on the load beside it, and the ratio of
+// the medians (on / off) is the figure to trust. Run by `BENCH_PART=otel` of memory-bench.ts;
+// BENCH_OTEL_PROFILE=<dir> writes --cpu-prof profiles of both services to <dir>/off and <dir>/on.
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { autocannon, percentile, round } from "../lib/load.js";
+import { processCpuMs } from "../lib/process-cpu.js";
 import { startMemoryOnPostgres } from "../lib/service-process.js";
 import { chainChecksDone } from "./chain-checks.js";
 
@@ -19,6 +24,8 @@ export interface OtelCostRow {
   p50: number;
   p99: number;
   errors: number;
+  /** The service's CPU time (user + system) per request answered in this turn, µs. */
+  cpuUsPerRequest: number;
 }
 
 export interface OtelCost {
@@ -27,6 +34,10 @@ export interface OtelCost {
   onRps: number;
   /** Median throughput on over off: 0.9 means tracing costs 10 %. */
   ratio: number;
+  offCpuUs: number;
+  onCpuUs: number;
+  /** Median CPU per request on over off: 1.1 means tracing costs 10 % more CPU per request. */
+  cpuRatio: number;
   /** OTLP requests the sink answered: proof the traced service exported at all. */
   exports: number;
 }
@@ -79,11 +90,19 @@ async function seededContextUrl(service: Awaited<ReturnType<typeof startMemoryOn
 
 export async function otelCostPart(options: { durationS: number; rounds: number }) {
   const sink = await startDiscardingSink();
-  const off = await startMemoryOnPostgres();
-  const on = await startMemoryOnPostgres({
-    OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-    OTEL_TRACES_SAMPLER: "always_on",
-  });
+  const profileDir = process.env.BENCH_OTEL_PROFILE;
+  const profile = (tracing: string) =>
+    profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${tracing}`] : [];
+  const off = await startMemoryOnPostgres({}, profile("off"));
+  const on = await startMemoryOnPostgres(
+    {
+      OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+      OTEL_TRACES_SAMPLER: "always_on",
+      ...JSON.parse(process.env.BENCH_OTEL_ON_ENV ?? "{}"),
+    },
+    profile("on"),
+  );
+  const services = { off, on };
   try {
     const urls = { off: await seededContextUrl(off), on: await seededContextUrl(on) };
     for (const url of Object.values(urls)) await autocannon({ url, duration: 3 });
@@ -91,12 +110,14 @@ export async function otelCostPart(options: { durationS: number; rounds: number 
     for (let round = 0; round < options.rounds; round++) {
       const order = round % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const);
       for (const tracing of order) {
+        const cpuBefore = processCpuMs(services[tracing].pid) ?? 0;
         const r = await autocannon({
           url: urls[tracing],
           duration: options.durationS,
           connections: 32,
           pipelining: 1,
         });
+        const cpuMs = (processCpuMs(services[tracing].pid) ?? 0) - cpuBefore;
         rows.push({
           tracing,
           round,
@@ -104,25 +125,31 @@ export async function otelCostPart(options: { durationS: number; rounds: number 
           p50: r.latency.p50,
           p99: r.latency.p99,
           errors: r.errors + r.non2xx,
+          cpuUsPerRequest: Math.round((1000 * cpuMs) / Math.max(r.requests.total, 1)),
         });
         console.log(rows.at(-1));
       }
     }
-    const median = (tracing: "off" | "on") =>
+    const median = (tracing: "off" | "on", figure: "rps" | "cpuUsPerRequest") =>
       percentile(
         rows
           .filter((r) => r.tracing === tracing)
-          .map((r) => r.rps)
+          .map((r) => r[figure])
           .sort((a, b) => a - b),
         50,
       );
-    const offRps = median("off");
-    const onRps = median("on");
+    const offRps = median("off", "rps");
+    const onRps = median("on", "rps");
+    const offCpuUs = median("off", "cpuUsPerRequest");
+    const onCpuUs = median("on", "cpuUsPerRequest");
     return {
       rows,
       offRps,
       onRps,
       ratio: round(onRps / offRps),
+      offCpuUs,
+      onCpuUs,
+      cpuRatio: round(onCpuUs / offCpuUs),
       exports: sink.exports(),
     } satisfies OtelCost;
   } finally {

@@ -9,6 +9,7 @@ import type {
 import type { Interceptor } from "@connectrpc/connect";
 import {
   type Attributes,
+  type Context,
   context,
   propagation,
   ROOT_CONTEXT,
@@ -64,7 +65,24 @@ async function exporterFor(env: NodeJS.ProcessEnv) {
     "http/protobuf"
   ).trim();
   if (protocol === "http/protobuf") {
-    return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter();
+    const [{ OTLPExporterBase }, http, { ProtobufTraceSerializer }, { encodeSpans }] =
+      await Promise.all([
+        import("@opentelemetry/otlp-exporter-base"),
+        import("@opentelemetry/otlp-exporter-base/node-http"),
+        import("@opentelemetry/otlp-transformer"),
+        import("./otlp-span-encoder.js"),
+      ]);
+    // The SDK's OTLP/HTTP transport (URL, headers, compression, retries from OTEL_*) with
+    // kit's encoder of the request body.
+    const options = http.convertLegacyHttpOptions({}, "TRACES", "v1/traces", {
+      "Content-Type": "application/x-protobuf",
+    });
+    return new OTLPExporterBase(
+      http.createOtlpHttpExportDelegate(options, {
+        serializeRequest: encodeSpans,
+        deserializeResponse: ProtobufTraceSerializer.deserializeResponse,
+      }),
+    );
   }
   if (protocol === "http/json") {
     return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter();
@@ -127,6 +145,18 @@ function pathOf(url: string | undefined): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/**
+ * Runs the listeners of every event `emitter` emits within `active` (a request's body arrives
+ * from its socket, whose callbacks run outside the request's context). One wrapper of `emit`,
+ * where the API's `context.bind` patches six methods and wraps each listener.
+ */
+function emitWithin(active: Context, emitter: EventEmitter): void {
+  const emit = emitter.emit;
+  emitter.emit = function (this: EventEmitter, ...args: Parameters<EventEmitter["emit"]>) {
+    return context.with(active, () => emit.apply(this, args));
+  };
+}
+
 const requestSpans = new WeakMap<IncomingMessage, Span>();
 
 /** The SERVER span of a REST request, to name it by its route once routing has run. */
@@ -160,13 +190,11 @@ export function traceHttpServer(server: Server, tracerName: string): void {
     response.once("close", () => {
       span.setAttribute("http.response.status_code", response.statusCode);
       if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      // Ended after the server's own response hooks, which run as promises after "close" and
-      // name the span by its route.
-      setImmediate(() => span.end());
+      span.end();
     });
     const active = trace.setSpan(parent, span);
     // A body's handler runs from the request's "end" event, outside this call.
-    context.bind(active, request as EventEmitter);
+    emitWithin(active, request);
     context.with(active, () => {
       for (const listener of listeners) listener.call(server, request, response);
     });
@@ -216,7 +244,7 @@ export function traceGrpcServer(server: Http2Server | Http2SecureServer, tracerN
         span.end();
       });
       const active = trace.setSpan(parent, span);
-      context.bind(active, stream as EventEmitter);
+      emitWithin(active, stream);
       context.with(active, () => {
         for (const listener of listeners) listener.call(server, stream, headers, ...rest);
       });

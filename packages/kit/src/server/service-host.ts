@@ -96,14 +96,16 @@ export function createServiceHost(options: ServiceHostOptions): ServiceHost {
   });
   if (tracingEnabled()) {
     traceHttpServer(rest.server, `atrium-${name}`);
-    // The span is named by the route pattern once routing has run (`POST /api/v1/sessions`).
-    rest.addHook("onResponse", async (request) => {
+    // The span is named by the route pattern, known once routing has run (`POST
+    // /api/v1/sessions`). A callback hook, not an async one: no promise per request.
+    rest.addHook("onRequest", (request, _reply, done) => {
       const route = request.routeOptions.url;
       const span = restRequestSpan(request.raw);
       if (span && route) {
         span.updateName(`${request.method} ${route}`);
         span.setAttribute("http.route", route);
       }
+      done();
     });
   }
   const grpc = options.grpc
