@@ -83,3 +83,31 @@ test("a reply quoted as what answers a matched question is quoted by its opening
     ].join("\n"),
   );
 });
+
+test("the same speaker's messages around a matched one are quoted by the edge that joins them", () => {
+  const long = (words: string) => `${words} ${"and then some more words. ".repeat(6)}`.trim();
+  const quoted = quoteTurns([
+    {
+      turn: turn("user", long("So I went to the shop."), "2026-02-03T14:04:00Z"),
+      lexemes: [],
+      as: "before",
+    },
+    { turn: turn("user", "I bought the red bike.", "2026-02-03T14:05:00Z"), lexemes: ["bike"] },
+    {
+      turn: turn("user", long("It was on sale."), "2026-02-03T14:06:00Z"),
+      lexemes: [],
+      as: "after",
+    },
+  ]).split("\n");
+  assert.equal(
+    quoted[0],
+    "[2026-02-03 14:04] User: … and then some more words. and then some more words.",
+  );
+  assert.equal(quoted[1], "[2026-02-03 14:05] User: I bought the red bike.");
+  assert.match(
+    quoted[2],
+    /^\[2026-02-03 14:06\] User: It was on sale\. and then some more words\. … ?$/,
+  );
+  for (const line of [quoted[0], quoted[2]])
+    assert.ok(line.length - "[2026-02-03 14:04] User: ".length <= 60);
+});

@@ -2,10 +2,11 @@ import type { Turn } from "../store/turns.js";
 
 /**
  * A turn quoted whole when it is this short; longer ones are cut to what matched, this long at
- * most (on REALTALK 240 and 320 gave the same evidence@10 for 86 more characters a question).
+ * most (on REALTALK 240 and 320, then 200 and 260, gave the same evidence@10 as these for 86,
+ * then about 70, more characters a question).
  */
-const WHOLE_TURN_CHARS = 200;
-const MAX_QUOTE_CHARS = 260;
+const WHOLE_TURN_CHARS = 160;
+const MAX_QUOTE_CHARS = 200;
 /**
  * A user turn quoted only as what an agent reply answers: its end, where the question or the
  * statement replied to usually is, this long at most.
@@ -76,19 +77,17 @@ export const orderOfSaying = <T extends Turn>(turns: T[]): T[] =>
   [...turns].sort((a, b) => order(a) - order(b));
 
 /** The end of a turn, whole sentences while they fit in ANSWERED_QUOTE_CHARS. */
-export function ending(content: string): string {
+export function ending(content: string, max = ANSWERED_QUOTE_CHARS): string {
   const text = content.trim();
-  if (text.length <= ANSWERED_QUOTE_CHARS) return text;
+  if (text.length <= max) return text;
   const parts = sentences(text);
   let quote = "";
   for (let i = parts.length - 1; i >= 0; i--) {
     const next = quote ? `${parts[i]} ${quote}` : parts[i];
-    if (next.length + 2 > ANSWERED_QUOTE_CHARS) break;
+    if (next.length + 2 > max) break;
     quote = next;
   }
-  return quote
-    ? `… ${quote}`
-    : `…${text.slice(text.length - ANSWERED_QUOTE_CHARS + 1).trimStart()}`;
+  return quote ? `… ${quote}` : `…${text.slice(text.length - max + 1).trimStart()}`;
 }
 
 /**
@@ -98,33 +97,51 @@ export function ending(content: string): string {
 const REPLY_QUOTE_CHARS = 100;
 
 /** The start of a turn, whole sentences while they fit in REPLY_QUOTE_CHARS. */
-export function opening(content: string): string {
+export function opening(content: string, max = REPLY_QUOTE_CHARS): string {
   const text = content.trim();
-  if (text.length <= REPLY_QUOTE_CHARS) return text;
+  if (text.length <= max) return text;
   let quote = "";
   for (const part of sentences(text)) {
     const next = quote ? `${quote} ${part}` : part;
-    if (next.length + 2 > REPLY_QUOTE_CHARS) break;
+    if (next.length + 2 > max) break;
     quote = next;
   }
-  return quote ? `${quote} …` : `${text.slice(0, REPLY_QUOTE_CHARS - 1).trimEnd()}…`;
+  return quote ? `${quote} …` : `${text.slice(0, max - 1).trimEnd()}…`;
 }
 
-/** How a turn is quoted: as matched, as what a reply answers, or as the reply to a question. */
-export type QuotedAs = "matched" | "answered" | "reply";
+/**
+ * A message of the same speaker just before or after a matched one, quoted by its end or its
+ * start, this long at most: what joins it to the matched message is at that edge.
+ */
+const NEIGHBOUR_QUOTE_CHARS = 60;
+
+/**
+ * How a turn is quoted: as matched, as what a reply answers, as the reply to a question, or as
+ * the same speaker's message just before or after a matched one.
+ */
+export type QuotedAs = "matched" | "answered" | "reply" | "before" | "after";
 
 /**
  * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line. A turn
  * quoted as `answered` (what a reply answers, not itself matched) is quoted by its ending, one
- * quoted as the `reply` to a matched question by its opening, where an answer starts.
+ * quoted as the `reply` to a matched question by its opening, where an answer starts; the same
+ * speaker's message just `before` a matched one by its end, the one just `after` by its start.
  */
 export function quoteTurns(turns: { turn: Turn; lexemes: string[]; as?: QuotedAs }[]): string {
-  const text = (turn: Turn, lexemes: string[], as: QuotedAs = "matched") =>
-    as === "answered"
-      ? ending(turn.content)
-      : as === "reply"
-        ? opening(turn.content)
-        : excerpt(turn.content, lexemes);
+  const text = (turn: Turn, lexemes: string[], as: QuotedAs = "matched") => {
+    switch (as) {
+      case "answered":
+        return ending(turn.content);
+      case "reply":
+        return opening(turn.content);
+      case "before":
+        return ending(turn.content, NEIGHBOUR_QUOTE_CHARS);
+      case "after":
+        return opening(turn.content, NEIGHBOUR_QUOTE_CHARS);
+      default:
+        return excerpt(turn.content, lexemes);
+    }
+  };
   return [...turns]
     .sort((a, b) => order(a.turn) - order(b.turn))
     .map(

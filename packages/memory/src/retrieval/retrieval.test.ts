@@ -20,18 +20,26 @@ const alice: Scope = { tenantId: "t1", userId: "alice", agentId: "a1" };
  * Stores a conversation as the chain check leaves it: the messages counted into the lexicon and
  * grouped into one chain (`chained: false` leaves them unchained, as before their check).
  */
-async function converse(sql: Sql, scope: Scope, lines: string[], start: string, chained = true) {
+async function converse(
+  sql: Sql,
+  scope: Scope,
+  lines: string[],
+  start: string,
+  chained = true,
+  /** Who says each line and when, in minutes from `start`: by default turn about, a minute apart. */
+  said: { role: "user" | "agent"; minute: number }[] = [],
+) {
   const session = await createSessionStore(sql).create(scope, {});
   const events = createEventStore(sql);
   const stored = await events.insertAll(
     lines.map((content, i) => ({
       sessionId: session.id,
       scope,
-      role: i % 2 ? ("agent" as const) : ("user" as const),
+      role: said[i]?.role ?? (i % 2 ? ("agent" as const) : ("user" as const)),
       type: "message" as const,
       content,
       metadata: {},
-      timestamp: new Date(Date.parse(start) + i * 60_000),
+      timestamp: new Date(Date.parse(start) + (said[i]?.minute ?? i) * 60_000),
     })),
   );
   const ids = stored.map((s) => s.event.id);
@@ -127,6 +135,44 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
         [ids[4], ids[5]],
       );
       assert.match(page.content, /Agent: A harmless cyst, nothing to remove\.$/);
+    });
+
+    test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const lines = [
+        ...smallTalk("the weather", 4),
+        "Remember the manga you kept recommending, Orange?",
+        "I finally started it on the train, two chapters in.",
+        "Nice, tell me what you think.",
+        ...smallTalk("the weather", 3),
+        "Remember the novel you kept recommending, Pachinko?",
+        "Still on my shelf, sadly.",
+      ];
+      const turnAbout = (i: number) => ({ role: i % 2 ? "agent" : "user", minute: i }) as const;
+      const { ids } = await converse(ctx.sql, alice, lines, "2026-02-03T14:00:00Z", true, [
+        ...[0, 1, 2, 3].map(turnAbout),
+        { role: "user", minute: 4 },
+        { role: "user", minute: 5 },
+        { role: "agent", minute: 6 },
+        ...[7, 8, 9].map(turnAbout),
+        { role: "user", minute: 10 },
+        { role: "user", minute: 30 },
+      ]);
+      const search = (text: string) =>
+        ctx.retrieval.search({ ...alice, agentId: undefined, text, limit: 1 });
+      const [orange] = await search("Did I get to the Orange manga you recommended?");
+      assert.deepEqual(
+        orange.turns.map((turn) => turn.eventId),
+        [ids[4], ids[5]],
+      );
+      assert.match(orange.content, /User: I finally started it on the train, two chapters in\.$/);
+      const [pachinko] = await search("Did I get to the Pachinko novel you recommended?");
+      assert.deepEqual(
+        pachinko.turns.map((turn) => turn.eventId),
+        [ids[10]],
+        "a message twenty minutes later is another thought",
+      );
     });
 
     test("a question naming a day finds the turn that speaks of it, said the day after", async (t) => {

@@ -1,14 +1,19 @@
 import type { Sql } from "@atrium/kit";
 import { type Embedder, embedOne } from "../embeddings/embedder.js";
 import { cosineSimilarity } from "../embeddings/vectors.js";
-import { repliesTo, turnsAnswered } from "../store/answered-turns.js";
+import {
+  type Neighbour,
+  repliesTo,
+  sameSpeakerNeighbours,
+  turnsAnswered,
+} from "../store/answered-turns.js";
 import { chainStore } from "../store/chains.js";
 import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import { memoryEchoes } from "./memory-echoes.js";
 import { focusQuery } from "./query-focus.js";
-import { orderOfSaying, quoteTurns } from "./quote-turns.js";
+import { orderOfSaying, type QuotedAs, quoteTurns } from "./quote-turns.js";
 import { speakerNamed } from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
@@ -123,6 +128,13 @@ const EXPANDED_LEXICAL_CHAINS = 3;
 /** Bounds the embedding work per search (GloVe: ~9 µs a turn of 25 words; hash: ~25 µs). */
 const MAX_EMBEDDED_TURNS = 200;
 const MAX_TURNS_PER_PAGE = 3;
+/**
+ * The best turns quoted with their speaker's messages just before and after, said within
+ * NEIGHBOUR_SECONDS: people type one thought as several messages, and the words a question shares
+ * sit in one of them while what it asks for is in the next.
+ */
+const NEIGHBOUR_TURNS = 2;
+const NEIGHBOUR_SECONDS = 180;
 /**
  * The newest turns not in a chain yet that are ranked by vector: a stored turn is found by
  * meaning from its acknowledgement on (read-your-writes), before its chain check writes the page.
@@ -316,9 +328,15 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         .slice(0, query.limit)
         .filter((c) => c.turn.role === "user" && c.turn.content.trimEnd().endsWith("?"))
         .map((c) => c.turn.eventId);
-      const [answered, answers] = await Promise.all([
+      const [answered, answers, neighbours] = await Promise.all([
         turnsAnswered(sql, owner, replies),
         repliesTo(sql, owner, questions),
+        sameSpeakerNeighbours(
+          sql,
+          owner,
+          ranked.slice(0, NEIGHBOUR_TURNS).map((c) => c.turn.eventId),
+          NEIGHBOUR_SECONDS,
+        ),
       ]);
       return pagesOf(
         ranked,
@@ -327,6 +345,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         options.explain === true,
         answered,
         answers,
+        neighbours,
       );
     },
   };
@@ -335,7 +354,8 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
 /**
  * The best turns, at most `limit` of them, grouped into their pages in the order the pages'
  * best turns rank. A quoted agent reply brings the user turn it answers (`answered`) into its
- * page, beside the `limit` (on REALTALK, counting it in cost 2.7 points of evidence@10).
+ * page, beside the `limit` (on REALTALK, counting it in cost 2.7 points of evidence@10); the
+ * first turns bring their speaker's messages just before and after (`neighbours`), likewise.
  */
 function pagesOf(
   ranked: Candidate[],
@@ -344,10 +364,13 @@ function pagesOf(
   explain: boolean,
   answered: Map<string, Turn & { chainId?: string }>,
   answers: Map<string, Turn & { chainId?: string }>,
+  neighbours: Map<string, Neighbour[]>,
 ): RetrievedPage[] {
+  // A neighbour that is itself among the best turns is quoted as what matched, in its place.
+  const bestTurns = new Set(ranked.slice(0, limit).map((c) => c.turn.eventId));
   const pages = new Map<string, { matched: Candidate[]; turns: PageTurn[] }>();
   const quotedIds = new Set<string>();
-  const quotedAs = new Map<string, "answered" | "reply">();
+  const quotedAs = new Map<string, QuotedAs>();
   let quoted = 0;
   for (const candidate of ranked) {
     if (quoted >= limit) break;
@@ -383,6 +406,12 @@ function pagesOf(
       page.turns.push(reply);
       quotedIds.add(reply.eventId);
       quotedAs.set(reply.eventId, "reply");
+    }
+    for (const { turn, before } of neighbours.get(candidate.turn.eventId) ?? []) {
+      if (quotedIds.has(turn.eventId) || bestTurns.has(turn.eventId)) continue;
+      page.turns.push(turn);
+      quotedIds.add(turn.eventId);
+      quotedAs.set(turn.eventId, before ? "before" : "after");
     }
   }
   const grouped = [...pages.values()];

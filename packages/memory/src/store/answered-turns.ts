@@ -57,3 +57,46 @@ async function adjacentTurns(
   );
   return new Map(rows.map((r) => [r.reply_id, toTurn(r)]));
 }
+
+/** A message next to another by the same speaker; `before` when it came first. */
+export interface Neighbour {
+  turn: Turn & { chainId?: string };
+  before: boolean;
+}
+
+/**
+ * For each given message, the messages just before and just after it in its session by the same
+ * speaker, said within `withinSeconds` of it: one thought typed as several messages ("I finally
+ * picked it up" after "Have you read Orange?"), where a question's words often sit in the one
+ * message and its answer in the next.
+ */
+export async function sameSpeakerNeighbours(
+  db: SqlExecutor,
+  owner: { tenantId: string; userId: string },
+  ids: string[],
+  withinSeconds: number,
+): Promise<Map<string, Neighbour[]>> {
+  if (ids.length === 0) return new Map();
+  const side = (step: "<" | ">", order: "DESC" | "ASC") => `(
+       SELECT ${TURN_COLUMNS}, e.seq
+       FROM memory_events e
+       WHERE e.tenant_id = r.tenant_id AND e.user_id = r.user_id AND e.agent_id = r.agent_id
+         AND e.superseded_by IS NULL AND e.seq ${step} r.seq AND e.session_id = r.session_id
+         AND e.search_vector IS NOT NULL
+       ORDER BY e.seq ${order} LIMIT 1)`;
+  const { rows } = await db.query<TurnRow & { of_id: string; before: boolean }>(
+    // The same window index walk as adjacentTurns, once each way.
+    `SELECT r.id AS of_id, p.id, p.chain_id, p.session_id, p.role, p.source, p.content,
+       p.occurred_at, p.seq < r.seq AS before
+     FROM memory_events r
+     CROSS JOIN LATERAL (${side("<", "DESC")} UNION ALL ${side(">", "ASC")}) p
+     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND p.role = r.role
+       AND abs(extract(epoch FROM p.occurred_at - r.occurred_at)) <= $4
+     ORDER BY p.seq`,
+    [owner.tenantId, owner.userId, ids, withinSeconds],
+  );
+  const found = new Map<string, Neighbour[]>();
+  for (const r of rows)
+    found.set(r.of_id, [...(found.get(r.of_id) ?? []), { turn: toTurn(r), before: r.before }]);
+  return found;
+}
