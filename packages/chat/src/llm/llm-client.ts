@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createOpenAiHttp, OpenAiError } from "@atrium/kit";
+import { createOpenAiHttp, inSpan, OpenAiError } from "@atrium/kit";
 import type { TokenUsage } from "../kernel/kernel-types.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
 
@@ -209,8 +209,41 @@ export function createLlmClient(config: LlmConfig): LlmClient {
     return result;
   }
 
-  return {
-    modelFor,
-    complete: (options) => http.retrying((attempt) => once(options, attempt), options.signal),
-  };
+  const serverAddress = new URL(config.baseUrl).hostname;
+
+  /**
+   * The call as OpenTelemetry's GenAI conventions name it (`chat <model>`, a CLIENT span around
+   * its tries, while tracing is on): models, tokens and finish reason, never the messages.
+   */
+  function complete(options: LlmCallOptions): Promise<LlmResult> {
+    const model = modelFor(options.tier);
+    const attributes = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": model,
+      "server.address": serverAddress,
+      ...(options.maxTokens ? { "gen_ai.request.max_tokens": options.maxTokens } : {}),
+    };
+    const tries = () => http.retrying((attempt) => once(options, attempt), options.signal);
+    return inSpan(
+      "atrium-llm",
+      `chat ${model}`,
+      attributes,
+      async (span) => {
+        const result = await tries();
+        span?.setAttribute("gen_ai.response.model", result.model);
+        // An endpoint that reports no usage leaves the tokens unknown, not zero.
+        if (result.usage.total_tokens > 0) {
+          span?.setAttribute("gen_ai.usage.input_tokens", result.usage.prompt_tokens);
+          span?.setAttribute("gen_ai.usage.output_tokens", result.usage.completion_tokens);
+        }
+        if (result.finishReason) {
+          span?.setAttribute("gen_ai.response.finish_reasons", [result.finishReason]);
+        }
+        return result;
+      },
+      "client",
+    );
+  }
+
+  return { modelFor, complete };
 }

@@ -312,18 +312,23 @@ export async function traceQuery<T>(text: string, query: () => Promise<T>): Prom
 }
 
 /**
- * Runs `work` inside an INTERNAL span while tracing is on (a step of an agent, a tool), handing
- * it the span to add what it learns; off, `work` runs with no span at all. Attributes must name
- * the work, never carry its content.
+ * Runs `work` inside a span (INTERNAL unless `kind` says otherwise: a CLIENT span for a call to a
+ * model) while tracing is on (a step of an agent, a tool), handing it the span to add what it
+ * learns; off, `work` runs with no span at all. Attributes must name the work, never carry its
+ * content.
  */
 export async function inSpan<T>(
   tracerName: string,
   name: string,
   attributes: Attributes,
   work: (span: Span | undefined) => Promise<T>,
+  kind: "internal" | "client" = "internal",
 ): Promise<T> {
   if (!provider) return work(undefined);
-  const span = trace.getTracer(tracerName).startSpan(name, { kind: SpanKind.INTERNAL, attributes });
+  const span = trace.getTracer(tracerName).startSpan(name, {
+    kind: kind === "client" ? SpanKind.CLIENT : SpanKind.INTERNAL,
+    attributes,
+  });
   try {
     return await context.with(trace.setSpan(context.active(), span), () => work(span));
   } catch (error) {
