@@ -12,7 +12,9 @@
 //   BENCH_DURATION_S=5 BENCH_RATE=1000 BENCH_TIERS=1000,10000,100000 BENCH_SEARCHES=30 (defaults)
 //   BENCH_PART=throughput|search and BENCH_PATHS=exact|hnsw run a part; other figures are kept
 //   BENCH_PART=otel: GetContext with OpenTelemetry off and on (sampling 1.0) in turns, and the
-//   ratio (otel-cost.ts); BENCH_ROUNDS=5 turns each
+//   ratio of throughputs and of CPU per request (otel-cost.ts); BENCH_ROUNDS=5 turns each;
+//   BENCH_OTEL_ON_ENV='{"OTEL_TRACES_SAMPLER":"always_off"}' adds variables to the traced
+//   service, BENCH_OTEL_PROFILE=<dir> writes --cpu-prof profiles of both
 import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { memoryV1 } from "@atrium/api";
