@@ -65,24 +65,7 @@ async function exporterFor(env: NodeJS.ProcessEnv) {
     "http/protobuf"
   ).trim();
   if (protocol === "http/protobuf") {
-    const [{ OTLPExporterBase }, http, { ProtobufTraceSerializer }, { encodeSpans }] =
-      await Promise.all([
-        import("@opentelemetry/otlp-exporter-base"),
-        import("@opentelemetry/otlp-exporter-base/node-http"),
-        import("@opentelemetry/otlp-transformer"),
-        import("./otlp-span-encoder.js"),
-      ]);
-    // The SDK's OTLP/HTTP transport (URL, headers, compression, retries from OTEL_*) with
-    // kit's encoder of the request body.
-    const options = http.convertLegacyHttpOptions({}, "TRACES", "v1/traces", {
-      "Content-Type": "application/x-protobuf",
-    });
-    return new OTLPExporterBase(
-      http.createOtlpHttpExportDelegate(options, {
-        serializeRequest: encodeSpans,
-        deserializeResponse: ProtobufTraceSerializer.deserializeResponse,
-      }),
-    );
+    return new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter();
   }
   if (protocol === "http/json") {
     return new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter();
