@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { inSpan } from "@atrium/kit";
 import type { LlmClient, LlmJsonSchema, LlmMessage, LlmTier } from "../llm/llm-client.js";
 import type { MemoryContext, MemoryScope } from "../memory/memory-gateway.js";
 import type { TraceEmitter } from "../trace/trace-bus.js";
@@ -83,8 +84,10 @@ const preview = (value: unknown, max = 2000): unknown => {
 };
 
 /**
- * Runs a tool call between `tool_start` and `tool_result` events. Results in the trace are cut
- * to 2,000 characters; the caller gets them whole.
+ * Runs a tool call between `tool_start` and `tool_result` events, in an `execute_tool` span as
+ * OpenTelemetry's GenAI conventions name it while tracing is on (no arguments or results: they
+ * are opt-in content). Memory's tools retrieve (`datastore`); the others call out from the agent
+ * host (`extension`). Results in the trace are cut to 2,000 characters; the caller gets them whole.
  */
 export async function runTool<T>(
   step: StepContext,
@@ -95,30 +98,38 @@ export async function runTool<T>(
   describe: (result: T) => unknown = (r) => r,
 ): Promise<T> {
   const callId = randomUUID();
-  const started = performance.now();
-  await step.trace.emit("tool_start", { call_id: callId, agent, tool, arguments: args });
-  try {
-    const result = await run();
-    await step.trace.emit("tool_result", {
-      call_id: callId,
-      agent,
-      tool,
-      ok: true,
-      result: preview(describe(result)),
-      duration_ms: Math.round(performance.now() - started),
-    });
-    return result;
-  } catch (error) {
-    await step.trace.emit("tool_result", {
-      call_id: callId,
-      agent,
-      tool,
-      ok: false,
-      error: error instanceof Error ? error.message : String(error),
-      duration_ms: Math.round(performance.now() - started),
-    });
-    throw error;
-  }
+  const attributes = {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": tool,
+    "gen_ai.tool.call.id": callId,
+    "gen_ai.tool.type": tool.startsWith("memory.") ? "datastore" : "extension",
+  };
+  return inSpan("atrium-agent", `execute_tool ${tool}`, attributes, async () => {
+    const started = performance.now();
+    await step.trace.emit("tool_start", { call_id: callId, agent, tool, arguments: args });
+    try {
+      const result = await run();
+      await step.trace.emit("tool_result", {
+        call_id: callId,
+        agent,
+        tool,
+        ok: true,
+        result: preview(describe(result)),
+        duration_ms: Math.round(performance.now() - started),
+      });
+      return result;
+    } catch (error) {
+      await step.trace.emit("tool_result", {
+        call_id: callId,
+        agent,
+        tool,
+        ok: false,
+        error: error instanceof Error ? error.message : String(error),
+        duration_ms: Math.round(performance.now() - started),
+      });
+      throw error;
+    }
+  });
 }
 
 export const think = (step: StepContext, phase: string, thought: string) =>

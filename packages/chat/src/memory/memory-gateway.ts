@@ -1,5 +1,5 @@
 import { memoryV1 } from "@atrium/api";
-import { createGrpcClientTransport } from "@atrium/kit";
+import { createGrpcClientTransport, inSpan } from "@atrium/kit";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 
 /** Memory is keyed by (tenant, user, agent); a session is a cheap handle on that scope. */
@@ -57,6 +57,9 @@ export interface MemoryGatewayOptions {
   timeoutMs?: number;
 }
 
+/** The span `inSpan` hands its work (undefined while tracing is off). */
+type OperationSpan = Parameters<Parameters<typeof inSpan>[3]>[0];
+
 /** The memory service through its generated Connect client over gRPC. */
 export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGateway {
   const interceptors: Interceptor[] = [];
@@ -72,6 +75,30 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
   const timeoutMs = options.timeoutMs ?? 10_000;
   const sessions = new Map<string, Promise<string>>();
   const scopeKey = (s: MemoryScope) => JSON.stringify([s.tenantId, s.userId, s.agentId]);
+  const server = new URL(options.url);
+  const serverAttributes = {
+    "server.address": server.hostname,
+    "server.port": Number(server.port) || (server.protocol === "https:" ? 443 : 80),
+  };
+
+  /**
+   * A memory operation as OpenTelemetry's GenAI conventions name it (a CLIENT span, its gRPC
+   * calls inside, while tracing is on). The store is the scope's tenant: users and agents are
+   * partitions within it, and a user ID may name a person. No query text and no records: the
+   * conventions make them opt-in content, and there is no switch for content capture.
+   */
+  function operation<T>(
+    name: "search_memory" | "create_memory",
+    scope: MemoryScope,
+    work: (span: OperationSpan) => Promise<T>,
+  ): Promise<T> {
+    const attributes = {
+      "gen_ai.operation.name": name,
+      "gen_ai.memory.store.id": scope.tenantId,
+      ...serverAttributes,
+    };
+    return inSpan("atrium-memory-client", name, attributes, work, "client");
+  }
 
   function session(scope: MemoryScope): Promise<string> {
     if (scope.sessionId) return Promise.resolve(scope.sessionId);
@@ -104,33 +131,47 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
   }
 
   return {
+    // With a query, GetContext searches: the records it returns are the window's and the pages.
     context(scope, query, signal) {
-      return withSession(scope, async (sessionId) => {
-        const r = await client.getContext({ sessionId, query, limit: 20 }, { timeoutMs, signal });
-        return {
-          recent: r.stmEvents.map((e) => ({ role: e.role, content: e.content })),
-          pages: r.relevantPages.map((p) => ({ topic: p.topic, summary: p.summary })),
-        };
-      });
+      return operation("search_memory", scope, (span) =>
+        withSession(scope, async (sessionId) => {
+          const r = await client.getContext({ sessionId, query, limit: 20 }, { timeoutMs, signal });
+          span?.setAttribute(
+            "gen_ai.memory.record.count",
+            r.stmEvents.length + r.relevantPages.length,
+          );
+          return {
+            recent: r.stmEvents.map((e) => ({ role: e.role, content: e.content })),
+            pages: r.relevantPages.map((p) => ({ topic: p.topic, summary: p.summary })),
+          };
+        }),
+      );
     },
     search(scope, query, limit, signal) {
-      return withSession(scope, async (sessionId) => {
-        const r = await client.searchMemory({ sessionId, query, limit }, { timeoutMs, signal });
-        return r.results.map((hit) => ({
-          content: hit.content,
-          similarity: hit.similarityScore,
-          sourceType: hit.sourceType,
-          sourceId: hit.sourceId,
-        }));
-      });
-    },
-    async remember(scope, userMessage, answer, answerSource = "agent") {
-      await withSession(scope, (sessionId) =>
-        client.storeInteraction(
-          { sessionId, userMessage, agentResponse: answer, agentResponseSource: answerSource },
-          { timeoutMs },
-        ),
+      return operation("search_memory", scope, (span) =>
+        withSession(scope, async (sessionId) => {
+          const r = await client.searchMemory({ sessionId, query, limit }, { timeoutMs, signal });
+          span?.setAttribute("gen_ai.memory.record.count", r.results.length);
+          return r.results.map((hit) => ({
+            content: hit.content,
+            similarity: hit.similarityScore,
+            sourceType: hit.sourceType,
+            sourceId: hit.sourceId,
+          }));
+        }),
       );
+    },
+    // A turn is two events: the user's message and the answer.
+    async remember(scope, userMessage, answer, answerSource = "agent") {
+      await operation("create_memory", scope, async (span) => {
+        span?.setAttribute("gen_ai.memory.record.count", 2);
+        await withSession(scope, (sessionId) =>
+          client.storeInteraction(
+            { sessionId, userMessage, agentResponse: answer, agentResponseSource: answerSource },
+            { timeoutMs },
+          ),
+        );
+      });
     },
     async health() {
       await client.healthCheck({}, { timeoutMs: 2000 });
