@@ -123,13 +123,14 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
 
   // agent host → memory (gRPC through kit's client transport), for a chat step
   const chatTrace = randomBytes(16).toString("hex");
+  const chatMessage = "What do you remember about my trip to Lisbon?";
   const chat = await fetch(`http://127.0.0.1:${8000 + offset}/api/v1/chat`, {
     method: "POST",
     headers: {
       "content-type": "application/json",
       traceparent: `00-${chatTrace}-${callerSpanId}-01`,
     },
-    body: JSON.stringify({ message: "What do you remember about my trip to Lisbon?" }),
+    body: JSON.stringify({ message: chatMessage }),
   });
   assert.equal(chat.status, 200, await chat.clone().text());
 
@@ -205,9 +206,30 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
       ? [span.parentSpanId, ...ancestors(spans.find((s) => s.spanId === span.parentSpanId))]
       : [];
   assert.ok(ancestors(agentCall).includes(step?.spanId ?? ""), "memory is called within the step");
+  // The kernel's memory read: a GenAI execute_tool span of the step, a search_memory CLIENT span
+  // inside it (the scope's tenant as the store), and the gRPC call to GetContext inside that.
+  const observe = spans.find(
+    (s) => s.traceId === chatTrace && s.name === "execute_tool memory.context",
+  );
+  assert.equal(observe?.parentSpanId, step?.spanId);
+  assert.equal(attribute(observe as OtlpSpan, "gen_ai.tool.type"), "datastore");
+  const memorySearch = spans.find(
+    (s) =>
+      s.traceId === chatTrace && s.name === "search_memory" && s.parentSpanId === observe?.spanId,
+  );
+  assert.equal(memorySearch?.kind, CLIENT);
+  assert.equal(attribute(memorySearch as OtlpSpan, "gen_ai.operation.name"), "search_memory");
+  assert.equal(attribute(memorySearch as OtlpSpan, "gen_ai.memory.store.id"), "default");
+  const count = attribute(memorySearch as OtlpSpan, "gen_ai.memory.record.count");
+  assert.ok(count !== undefined && Number.isInteger(Number(count)), "the records returned");
+  const getContext = spans.find(
+    (s) => s.traceId === chatTrace && s.kind === CLIENT && s.name.endsWith("/GetContext"),
+  );
+  assert.equal(getContext?.parentSpanId, memorySearch?.spanId);
 
   // Nothing exported carries a key or a credential header.
   const exported = bodies.join("\n");
   for (const secret of [gatewayKey, brokerKey]) assert.ok(!exported.includes(secret));
+  assert.ok(!exported.includes(chatMessage), "no message or query text");
   assert.doesNotMatch(exported, /x-api-key|authorization/i);
 });
