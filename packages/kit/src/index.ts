@@ -135,6 +135,11 @@ export {
   type HealthReporterOptions,
 } from "./observability/health.js";
 export {
+  inMemoryOperation,
+  type MemoryOperationName,
+  type MemoryOperationTarget,
+} from "./observability/memory-operation.js";
+export {
   createRequestMetrics,
   type RequestMetrics,
   type RequestMetricsOptions,

@@ -1,5 +1,5 @@
 import { memoryV1 } from "@atrium/api";
-import { createGrpcClientTransport, inSpan } from "@atrium/kit";
+import { createGrpcClientTransport, inMemoryOperation } from "@atrium/kit";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 
 /** Memory is keyed by (tenant, user, agent); a session is a cheap handle on that scope. */
@@ -57,9 +57,6 @@ export interface MemoryGatewayOptions {
   timeoutMs?: number;
 }
 
-/** The span `inSpan` hands its work (undefined while tracing is off). */
-type OperationSpan = Parameters<Parameters<typeof inSpan>[3]>[0];
-
 /** The memory service through its generated Connect client over gRPC. */
 export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGateway {
   const interceptors: Interceptor[] = [];
@@ -75,30 +72,14 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
   const timeoutMs = options.timeoutMs ?? 10_000;
   const sessions = new Map<string, Promise<string>>();
   const scopeKey = (s: MemoryScope) => JSON.stringify([s.tenantId, s.userId, s.agentId]);
-  const server = new URL(options.url);
-  const serverAttributes = {
-    "server.address": server.hostname,
-    "server.port": Number(server.port) || (server.protocol === "https:" ? 443 : 80),
-  };
-
-  /**
-   * A memory operation as OpenTelemetry's GenAI conventions name it (a CLIENT span, its gRPC
-   * calls inside, while tracing is on). The store is the scope's tenant: users and agents are
-   * partitions within it, and a user ID may name a person. No query text and no records: the
-   * conventions make them opt-in content, and there is no switch for content capture.
-   */
-  function operation<T>(
-    name: "search_memory" | "create_memory",
-    scope: MemoryScope,
-    work: (span: OperationSpan) => Promise<T>,
-  ): Promise<T> {
-    const attributes = {
-      "gen_ai.operation.name": name,
-      "gen_ai.memory.store.id": scope.tenantId,
-      ...serverAttributes,
-    };
-    return inSpan("atrium-memory-client", name, attributes, work, "client");
-  }
+  const url = new URL(options.url);
+  // The store is the scope's tenant: users and agents are partitions within it, and a user ID
+  // may name a person.
+  const target = (scope: MemoryScope, recordCount?: number) => ({
+    url,
+    storeId: scope.tenantId,
+    recordCount,
+  });
 
   function session(scope: MemoryScope): Promise<string> {
     if (scope.sessionId) return Promise.resolve(scope.sessionId);
@@ -133,7 +114,7 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
   return {
     // With a query, GetContext searches: the records it returns are the window's and the pages.
     context(scope, query, signal) {
-      return operation("search_memory", scope, (span) =>
+      return inMemoryOperation("search_memory", target(scope), (span) =>
         withSession(scope, async (sessionId) => {
           const r = await client.getContext({ sessionId, query, limit: 20 }, { timeoutMs, signal });
           span?.setAttribute(
@@ -148,7 +129,7 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
       );
     },
     search(scope, query, limit, signal) {
-      return operation("search_memory", scope, (span) =>
+      return inMemoryOperation("search_memory", target(scope), (span) =>
         withSession(scope, async (sessionId) => {
           const r = await client.searchMemory({ sessionId, query, limit }, { timeoutMs, signal });
           span?.setAttribute("gen_ai.memory.record.count", r.results.length);
@@ -163,8 +144,7 @@ export function createMemoryGateway(options: MemoryGatewayOptions): MemoryGatewa
     },
     // A turn is two events: the user's message and the answer.
     async remember(scope, userMessage, answer, answerSource = "agent") {
-      await operation("create_memory", scope, async (span) => {
-        span?.setAttribute("gen_ai.memory.record.count", 2);
+      await inMemoryOperation("create_memory", target(scope, 2), async () => {
         await withSession(scope, (sessionId) =>
           client.storeInteraction(
             { sessionId, userMessage, agentResponse: answer, agentResponseSource: answerSource },

@@ -25,6 +25,7 @@ import { createAgentFetch } from "./agent-fetch.js";
 import { createInProcessConnections } from "./in-process-connections.js";
 import { createMcpOAuth, protectedResourcePath } from "./mcp-oauth.js";
 import { createMcpOriginCheck } from "./mcp-origin.js";
+import { traceMemoryOperations } from "./traced-memory-client.js";
 
 export interface McpRouteOptions {
   config: McpConfig;
@@ -90,11 +91,14 @@ export function configureMcpRoute(
       : undefined;
   const memoryFetch = createAgentFetch();
   app.addHook("onClose", async () => memoryFetch.close());
-  const memory = createMemoryClient({
-    baseUrl: config.memoryUrl,
-    apiKey: config.memoryApiKey,
-    fetch: memoryFetch.fetch,
-  });
+  const memory = traceMemoryOperations(
+    createMemoryClient({
+      baseUrl: config.memoryUrl,
+      apiKey: config.memoryApiKey,
+      fetch: memoryFetch.fetch,
+    }),
+    config.memoryUrl,
+  );
   const chat = createChatClient({
     baseUrl: config.chatUrl,
     headers: config.chatApiKey ? { "x-api-key": config.chatApiKey } : undefined,
