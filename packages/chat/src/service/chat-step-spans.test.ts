@@ -1,54 +1,22 @@
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createLogger, startTracing } from "@atrium/kit";
+import { createLogger } from "@atrium/kit";
+import { type OtlpSpan, otlpAttribute, startOtlpReceiver } from "@atrium/kit/testing";
 import { startFakeMemory } from "../testing/memory-server.js";
 import { startScriptedLlm } from "../testing/scripted-llm.js";
 import { startAgentService } from "./start-chat-service.js";
 
 // In a file of its own: it switches OpenTelemetry on for the whole test process.
 
-interface OtlpSpan {
-  name: string;
-  kind: number;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: { key: string; value: Record<string, unknown> }[];
-}
-
 const INTERNAL = 1;
 const CLIENT = 3;
 
 test("a chat step's tools and memory operations are GenAI spans, with no content or key", async (t) => {
-  const bodies: string[] = [];
-  const receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      bodies.push(body);
-      response.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
-  // The SDK's exporter reads its endpoint from process.env itself.
-  Object.assign(process.env, {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-  });
-  t.after(() => {
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  });
-  const tracing = await startTracing({ serviceName: "atrium-test" });
-  assert.ok(tracing);
+  const otlp = await startOtlpReceiver();
+  t.after(() => otlp.close());
 
   const note = "The user travelled to Porto with her sister in May.";
   const memory = await startFakeMemory([note]);
@@ -87,19 +55,12 @@ test("a chat step's tools and memory operations are GenAI spans, with no content
   assert.equal(response.status, 200, await response.clone().text());
   assert.equal(((await response.json()) as { status: string }).status, "success");
   assert.equal(memory.stored.length, 1, "the turn is stored");
-  await tracing.shutdown();
+  await otlp.close();
 
-  const exported = bodies.join("\n");
-  const spans = bodies.flatMap((body) =>
-    (
-      JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }
-    ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
-  );
+  const exported = otlp.bodies.join("\n");
+  const spans = otlp.spans();
   const names = spans.map((s) => s.name).join(", ");
-  const attribute = (span: OtlpSpan | undefined, key: string) => {
-    const value = span?.attributes.find((a) => a.key === key)?.value;
-    return value ? Object.values(value)[0] : undefined;
-  };
+  const attribute = otlpAttribute;
   const parentOf = (span: OtlpSpan | undefined) =>
     spans.find((s) => s.spanId === span?.parentSpanId);
 

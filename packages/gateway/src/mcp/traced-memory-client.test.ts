@@ -2,19 +2,11 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { startTracing } from "@atrium/kit";
+import { otlpAttribute, startOtlpReceiver } from "@atrium/kit/testing";
 import { createMemoryClient } from "@atrium/sdk";
 import { traceMemoryOperations } from "./traced-memory-client.js";
 
 // In a file of its own: it switches OpenTelemetry on for the whole test process.
-
-interface OtlpSpan {
-  name: string;
-  kind: number;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: { key: string; value: Record<string, unknown> }[];
-}
 
 const CLIENT = 3;
 const record = "My sister's flat is at 12 Rua Augusta.";
@@ -42,26 +34,9 @@ const answers: Record<string, unknown> = {
   },
 };
 
-async function listen(server: ReturnType<typeof createServer>): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
 test("the MCP tools' memory calls are GenAI memory-operation spans with no query, record or key", async (t) => {
-  const bodies: string[] = [];
-  const receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      bodies.push(body);
-      response.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  const endpoint = await listen(receiver);
-  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
+  const otlp = await startOtlpReceiver();
+  t.after(() => otlp.close());
   const memoryServer = createServer((request, response) => {
     request.resume();
     request.on("end", () => {
@@ -73,19 +48,9 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
       response.end(JSON.stringify(answers[path] ?? {}));
     });
   });
-  const memoryUrl = await listen(memoryServer);
+  await new Promise<void>((resolve) => memoryServer.listen(0, "127.0.0.1", resolve));
+  const memoryUrl = `http://127.0.0.1:${(memoryServer.address() as AddressInfo).port}`;
   t.after(() => new Promise<void>((resolve) => memoryServer.close(() => resolve())));
-  // The SDK's exporter reads its endpoint from process.env itself.
-  Object.assign(process.env, {
-    OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-  });
-  t.after(() => {
-    delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-    delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-  });
-  const tracing = await startTracing({ serviceName: "atrium-test" });
-  assert.ok(tracing);
 
   const apiKey = "mem-secret-key-4713";
   const memory = traceMemoryOperations(
@@ -101,18 +66,11 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
   await memory.getContext("s1", {});
   await memory.forget("s1", { event_ids: ["evt_1"] });
   await memory.forget("s1", { scope: "user" });
-  await tracing.shutdown();
+  await otlp.close();
 
-  const exported = bodies.join("\n");
-  const spans = bodies.flatMap((body) =>
-    (
-      JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }
-    ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
-  );
-  const attribute = (span: OtlpSpan, key: string) => {
-    const value = span.attributes.find((a) => a.key === key)?.value;
-    return value ? Object.values(value)[0] : undefined;
-  };
+  const exported = otlp.bodies.join("\n");
+  const spans = otlp.spans();
+  const attribute = otlpAttribute;
   const operations = spans.filter((s) => attribute(s, "gen_ai.operation.name") !== undefined);
   // Spans are exported in the order they end, which is the order of the calls here.
   assert.deepEqual(
