@@ -1,12 +1,17 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { createTestPostgres, eventually, serverAvailable } from "@atrium/kit/testing";
+import {
+  otlpAttribute as attribute,
+  createTestPostgres,
+  eventually,
+  type OtlpSpan,
+  serverAvailable,
+  startOtlpReceiver,
+} from "@atrium/kit/testing";
 import { freePortOffset, spawnAtriumStart } from "./atrium-start-env.js";
 
 // OpenTelemetry end to end: `atrium start` with OTEL_EXPORTER_OTLP_ENDPOINT pointed at an OTLP/HTTP
@@ -15,66 +20,13 @@ import { freePortOffset, spawnAtriumStart } from "./atrium-start-env.js";
 // called: memory over REST (fetch), the broker over gRPC; a chat step's trace reaches memory
 // over gRPC; on PostgreSQL, memory's statements are spans too. No attribute holds a key.
 
-interface OtlpAttribute {
-  key: string;
-  value: Record<string, unknown>;
-}
-interface OtlpSpan {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  attributes?: OtlpAttribute[];
-}
-interface ReceivedSpan extends OtlpSpan {
-  service: string;
-  scope: string;
-}
-
 const SERVER = 2;
 const CLIENT = 3;
 
-function attribute(span: OtlpSpan, key: string): unknown {
-  const found = span.attributes?.find((a) => a.key === key)?.value;
-  return found ? Object.values(found)[0] : undefined;
-}
-
 test("a request is one trace across gateway, memory, broker and agent host", async (t) => {
-  const spans: ReceivedSpan[] = [];
-  const bodies: string[] = [];
-  const receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk: string) => {
-      body += chunk;
-    });
-    request.on("end", () => {
-      bodies.push(body);
-      if (request.url === "/v1/traces") {
-        const exported = JSON.parse(body) as {
-          resourceSpans: {
-            resource: { attributes: OtlpAttribute[] };
-            scopeSpans: { scope: { name: string }; spans: OtlpSpan[] }[];
-          }[];
-        };
-        for (const { resource, scopeSpans } of exported.resourceSpans) {
-          const service = String(
-            Object.values(
-              resource.attributes.find((a) => a.key === "service.name")?.value ?? {},
-            )[0],
-          );
-          for (const { scope, spans: list } of scopeSpans) {
-            for (const span of list) spans.push({ ...span, service, scope: scope.name });
-          }
-        }
-      }
-      response.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  t.after(() => new Promise<void>((resolve) => receiver.close(() => resolve())));
-  const endpoint = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  const receiver = await startOtlpReceiver({ traceThisProcess: false });
+  t.after(() => receiver.close());
+  const { endpoint } = receiver;
 
   const offset = await freePortOffset(0, 1);
   const dataDir = await mkdtemp(join(tmpdir(), "atrium-otel-"));
@@ -135,7 +87,7 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
   assert.equal(chat.status, 200, await chat.clone().text());
 
   const inTrace = (id: string, scope: string, kind: number) =>
-    spans.find((s) => s.traceId === id && s.scope === scope && s.kind === kind);
+    receiver.spans().find((s) => s.traceId === id && s.scope === scope && s.kind === kind);
   await eventually(
     "the spans of both requests are exported",
     () =>
@@ -143,11 +95,12 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
       inTrace(providersTrace, "atrium-broker", SERVER) !== undefined &&
       inTrace(chatTrace, "atrium-memory", SERVER) !== undefined &&
       inTrace(chatTrace, "atrium-agent", SERVER) !== undefined &&
-      spans.some((s) => s.traceId === chatTrace && s.name === "invoke_agent chat") &&
+      receiver.spans().some((s) => s.traceId === chatTrace && s.name === "invoke_agent chat") &&
       inTrace(traceId, "atrium-gateway", SERVER) !== undefined &&
       inTrace(providersTrace, "atrium-gateway", SERVER) !== undefined,
     15_000,
   );
+  const spans = receiver.spans();
 
   // The gateway's span continues the caller's; memory's continues the gateway's outbound call.
   const gatewaySpan = inTrace(traceId, "atrium-gateway", SERVER);
@@ -228,7 +181,7 @@ test("a request is one trace across gateway, memory, broker and agent host", asy
   assert.equal(getContext?.parentSpanId, memorySearch?.spanId);
 
   // Nothing exported carries a key or a credential header.
-  const exported = bodies.join("\n");
+  const exported = receiver.bodies.join("\n");
   for (const secret of [gatewayKey, brokerKey]) assert.ok(!exported.includes(secret));
   assert.ok(!exported.includes(chatMessage), "no message or query text");
   assert.doesNotMatch(exported, /x-api-key|authorization/i);

@@ -16,27 +16,61 @@ export interface OtlpSpan {
   attributes?: OtlpAttribute[];
 }
 
+/** A span with the `service.name` of its resource and the name of its instrumentation scope. */
+export interface ReceivedSpan extends OtlpSpan {
+  service: string;
+  scope: string;
+}
+
+export interface OtlpReceiverOptions {
+  /**
+   * Starts this process's tracing, exporting to the receiver (default): OpenTelemetry is then
+   * on for the whole process, so such a test belongs in a file of its own. Off, the receiver
+   * only listens, for services started elsewhere with its `endpoint`.
+   */
+  traceThisProcess?: boolean;
+}
+
 export interface OtlpReceiver {
+  /** The base URL for OTEL_EXPORTER_OTLP_ENDPOINT (`/v1/traces` is appended). */
+  endpoint: string;
   /** Every exported body as received (OTLP/HTTP JSON), to search for what must not be there. */
   bodies: string[];
-  /** The spans of every body received so far. */
-  spans(): OtlpSpan[];
+  /** The spans of every trace export received so far. */
+  spans(): ReceivedSpan[];
   /** Sends what is buffered, stops tracing, then the receiver; once, however often called. */
   close(): Promise<void>;
 }
 
 /** An attribute's value, whatever its OTLP type (`stringValue`, `intValue`...). */
-export function otlpAttribute(span: OtlpSpan | undefined, key: string): unknown {
+export function otlpAttribute(
+  span: { attributes?: OtlpAttribute[] } | undefined,
+  key: string,
+): unknown {
   const value = span?.attributes?.find((a) => a.key === key)?.value;
   return value ? Object.values(value)[0] : undefined;
 }
 
-/**
- * An OTLP/HTTP receiver on loopback with this process's tracing exporting to it in JSON: a test
- * that uses it switches OpenTelemetry on for its whole process, so it belongs in a file of its own.
- */
-export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+interface OtlpExport {
+  resourceSpans: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans: { scope?: { name?: string }; spans: OtlpSpan[] }[];
+  }[];
+}
+
+function spansOf(body: string): ReceivedSpan[] {
+  return (JSON.parse(body) as OtlpExport).resourceSpans.flatMap(({ resource, scopeSpans }) => {
+    const service = String(otlpAttribute(resource, "service.name"));
+    return scopeSpans.flatMap(({ scope, spans }) =>
+      spans.map((span) => ({ ...span, service, scope: scope?.name ?? "" })),
+    );
+  });
+}
+
+/** An OTLP/HTTP receiver on loopback (the JSON encoding), by default this process's exporter. */
+export async function startOtlpReceiver(options: OtlpReceiverOptions = {}): Promise<OtlpReceiver> {
   const bodies: string[] = [];
+  const traces: string[] = [];
   const server = createServer((request, response) => {
     let body = "";
     request.setEncoding("utf8");
@@ -45,39 +79,42 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     });
     request.on("end", () => {
       bodies.push(body);
+      if (request.url === "/v1/traces") traces.push(body);
       response.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  // The SDK's exporter reads its endpoint from process.env itself.
-  Object.assign(process.env, {
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const stopServer = () => new Promise<void>((resolve) => server.close(() => resolve()));
   let tracing: Tracing | undefined;
-  try {
-    tracing = await startTracing({ serviceName: "atrium-test" });
-    if (!tracing) throw new Error("tracing was already started in this process");
-  } catch (error) {
-    server.close();
-    throw error;
+  if (options.traceThisProcess ?? true) {
+    // The SDK's exporter reads its endpoint from process.env itself.
+    Object.assign(process.env, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    });
+    tracing = await startTracing({ serviceName: "atrium-test" }).catch(async (error) => {
+      await stopServer();
+      throw error;
+    });
+    if (!tracing) {
+      await stopServer();
+      throw new Error("tracing was already started in this process");
+    }
   }
-  const started = tracing;
   let closed: Promise<void> | undefined;
   return {
+    endpoint,
     bodies,
-    spans: () =>
-      bodies.flatMap((body) =>
-        (
-          JSON.parse(body) as { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] }
-        ).resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans)),
-      ),
+    spans: () => traces.flatMap(spansOf),
     close() {
       closed ??= (async () => {
-        await started.shutdown();
-        delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
-        delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
-        await new Promise<void>((resolve) => server.close(() => resolve()));
+        if (tracing) {
+          await tracing.shutdown();
+          delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
+          delete process.env.OTEL_EXPORTER_OTLP_PROTOCOL;
+        }
+        await stopServer();
       })();
       return closed;
     },
