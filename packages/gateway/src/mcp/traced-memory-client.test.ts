@@ -44,6 +44,11 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
         /^\/api\/v1\/sessions\/[^/]+/,
         "",
       );
+      if (request.url?.startsWith("/api/v1/sessions/gone/")) {
+        response.writeHead(404, { "content-type": "application/json" });
+        response.end(JSON.stringify({ error: "no session gone" }));
+        return;
+      }
       response.writeHead(200, { "content-type": "application/json" });
       response.end(JSON.stringify(answers[path] ?? {}));
     });
@@ -66,6 +71,7 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
   await memory.getContext("s1", {});
   await memory.forget("s1", { event_ids: ["evt_1"] });
   await memory.forget("s1", { scope: "user" });
+  await assert.rejects(memory.search("gone", { query }));
   await otlp.close();
 
   const exported = otlp.bodies.join("\n");
@@ -73,6 +79,11 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
   const attribute = otlpAttribute;
   const operations = spans.filter((s) => attribute(s, "gen_ai.operation.name") !== undefined);
   // Spans are exported in the order they end, which is the order of the calls here.
+  const failed = operations.pop();
+  assert.equal(failed?.name, "search_memory");
+  assert.equal(failed?.status?.code, 2, "ERROR");
+  assert.equal(otlpAttribute(failed, "error.type"), "AtriumHttpError");
+  assert.equal(otlpAttribute(failed, "gen_ai.memory.record.count"), undefined);
   assert.deepEqual(
     operations.map((s) => [s.name, Number(attribute(s, "gen_ai.memory.record.count"))]),
     [
@@ -95,7 +106,7 @@ test("the MCP tools' memory calls are GenAI memory-operation spans with no query
   assert.equal(attribute(operations[4], "gen_ai.memory.record.id"), "evt_1");
   assert.equal(attribute(operations[5], "gen_ai.memory.record.id"), undefined);
   // A GetContext without a query is no memory operation: outside a request, not even an HTTP span.
-  assert.equal(spans.length, 12);
+  assert.equal(spans.length, 14);
 
   for (const secret of [message, query, "sister", record, apiKey]) {
     assert.ok(!exported.includes(secret), `nothing exported holds ${JSON.stringify(secret)}`);

@@ -14,6 +14,8 @@ export interface OtlpSpan {
   name: string;
   kind: number;
   attributes?: OtlpAttribute[];
+  /** `code` 2 is ERROR. */
+  status?: { code?: number };
 }
 
 /** A span with the `service.name` of its resource and the name of its instrumentation scope. */
