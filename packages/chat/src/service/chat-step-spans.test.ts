@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { createLogger } from "@atrium/kit";
 import { type OtlpSpan, otlpAttribute, startOtlpReceiver } from "@atrium/kit/testing";
+import { runTool, type StepContext } from "../kernel/step-context.js";
 import { startFakeMemory } from "../testing/memory-server.js";
 import { startScriptedLlm } from "../testing/scripted-llm.js";
 import { startAgentService } from "./start-chat-service.js";
@@ -55,6 +56,14 @@ test("a chat step's tools and memory operations are GenAI spans, with no content
   assert.equal(response.status, 200, await response.clone().text());
   assert.equal(((await response.json()) as { status: string }).status, "success");
   assert.equal(memory.stored.length, 1, "the turn is stored");
+  // A tool that fails, called alone: an ERROR span, with no arguments recorded.
+  const alone = { trace: { emit: async () => {} } } as unknown as StepContext;
+  const url = "https://example.test/private-page";
+  await assert.rejects(
+    runTool(alone, "researcher", "web.fetch", { url }, () =>
+      Promise.reject(new TypeError("fetch failed")),
+    ),
+  );
   await otlp.close();
 
   const exported = otlp.bodies.join("\n");
@@ -115,8 +124,13 @@ test("a chat step's tools and memory operations are GenAI spans, with no content
     store.spanId,
   );
 
+  const failed = spans.find((s) => s.name === "execute_tool web.fetch");
+  assert.equal(failed?.status?.code, 2, "ERROR");
+  assert.equal(attribute(failed, "error.type"), "TypeError");
+  assert.equal(attribute(failed, "gen_ai.tool.type"), "extension");
+
   // No query or message, no record, no answer and no key in any exported byte.
-  for (const secret of [message, "sister", note, answer, memoryKey, llmKey]) {
+  for (const secret of [message, "sister", note, answer, memoryKey, llmKey, url]) {
     assert.ok(!exported.includes(secret), `nothing exported holds ${JSON.stringify(secret)}`);
   }
 });
