@@ -96,7 +96,11 @@ export async function sameSpeakerNeighbours(
     [owner.tenantId, owner.userId, ids, withinSeconds],
   );
   const found = new Map<string, Neighbour[]>();
-  for (const r of rows)
-    found.set(r.of_id, [...(found.get(r.of_id) ?? []), { turn: toTurn(r), before: r.before }]);
+  for (const r of rows) {
+    const neighbour = { turn: toTurn(r), before: r.before };
+    const list = found.get(r.of_id);
+    if (list) list.push(neighbour);
+    else found.set(r.of_id, [neighbour]);
+  }
   return found;
 }
