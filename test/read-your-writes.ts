@@ -120,12 +120,22 @@ export const BACKGROUND: { user_message: string; agent_response: string }[] = [
   },
 ];
 
+/** One SearchMemory result as compared: what it quotes, which turns, with what score. */
+export interface ComparedResult {
+  content: string;
+  turnIds: string[];
+  score: number;
+}
+
 export interface PairOutcome {
   pair: FactPair;
   /** The turns quoted by the search made at once, one per line, in order. */
   atOnce: string[];
   /** The same search once every chain check ran. */
   later: string[];
+  /** The results of the search made at once and of the same search later. */
+  resultsAtOnce: ComparedResult[];
+  resultsLater: ComparedResult[];
   /** Whether GetContext's relevant pages quoted the fact at once and later. */
   contextAtOnce: boolean;
   contextLater: boolean;
@@ -203,6 +213,11 @@ export async function runReadYourWrites(options: ReadYourWritesOptions): Promise
     ]);
     return {
       turns: quotedTurns(search.results),
+      results: search.results.map((r: Json) => ({
+        content: String(r.content),
+        turnIds: (r.turns ?? []).map((t: Json) => String(t.event_id)),
+        score: Number(r.similarity_score),
+      })),
       context: pagesQuote(context.relevant_pages, pair.fact),
     };
   };
@@ -220,6 +235,8 @@ export async function runReadYourWrites(options: ReadYourWritesOptions): Promise
       pair,
       atOnce: now.turns,
       later: [],
+      resultsAtOnce: now.results,
+      resultsLater: [],
       contextAtOnce: now.context,
       contextLater: false,
     };
@@ -228,6 +245,7 @@ export async function runReadYourWrites(options: ReadYourWritesOptions): Promise
   for (let i = 0; i < pairs; i++) {
     const later = await ask(sessions[i], outcomes[i].pair);
     outcomes[i].later = later.turns;
+    outcomes[i].resultsLater = later.results;
     outcomes[i].contextLater = later.context;
   }
   return outcomes;

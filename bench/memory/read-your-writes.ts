@@ -1,7 +1,8 @@
 // Read-your-writes over many pairs (the end-to-end test runs 100): each fact stored through one
 // memory instance and asked about at once, in other words, through another, both on one
 // PostgreSQL + Redis; then asked again once every chain check ran. Prints how many searches made
-// at once quote other turns than the same search later, and how many miss the fact.
+// at once answer otherwise than the same search later (other results, turns, order or scores),
+// and how many miss the fact.
 //
 //   node --conditions=atrium-source --import tsx bench/memory/read-your-writes.ts [pairs=1000]
 import { randomBytes } from "node:crypto";
@@ -27,7 +28,9 @@ try {
     tenant: `ryw-${randomBytes(4).toString("hex")}`,
     pairs,
   });
-  const differ = outcomes.filter((o) => JSON.stringify(o.atOnce) !== JSON.stringify(o.later));
+  const differ = outcomes.filter(
+    (o) => JSON.stringify(o.resultsAtOnce) !== JSON.stringify(o.resultsLater),
+  );
   const report = {
     pairs,
     searchDiffersFromLater: differ.length,

@@ -37,3 +37,8 @@ test("short sayings repeated, a user quoting, and a quote said before its origin
   // ...but not a short one, not a user's own repeat, not a turn said before the one it contains.
   assert.deepEqual(memoryEchoes([short, shortBack, userQuotes, later, earlier]).size, 0);
 });
+
+test("a turn listed twice is not an echo of itself", () => {
+  const reply = turn("agent", "A harmless cyst, nothing to remove, the vet said.", 1);
+  assert.equal(memoryEchoes([reply, { ...reply }]).size, 0);
+});

@@ -28,7 +28,11 @@ const normalise = (text: string) =>
 export function memoryEchoes(turns: Turn[]): Set<string> {
   const echoes = new Set<string>();
   const said: string[] = [];
+  const seen = new Set<string>();
   for (const turn of orderOfSaying(turns)) {
+    // A turn listed twice is one turn, not a quote of itself.
+    if (seen.has(turn.eventId)) continue;
+    seen.add(turn.eventId);
     const text = normalise(turn.content);
     if (
       RENDERED_QUOTE.test(turn.content) ||

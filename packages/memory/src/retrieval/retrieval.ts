@@ -26,34 +26,41 @@ export type PageTurn = Turn & {
   chainId?: string;
 };
 
-/** One result: a dialogue page quoting its turns that matched. */
+/**
+ * One result: a turn that matched, quoted with the turns a reader needs beside it (the user turn
+ * an agent reply answers, the reply to a question, the speaker's messages just before and after).
+ */
 export interface RetrievedPage {
-  /** `dialogue_page` (sourceId is the chain) or, for turns not chained yet, `message`. */
+  /**
+   * `dialogue_page` (sourceId is the chain the matched turn is in) or, for a turn whose chain
+   * check has not run yet, `message` (sourceId is the turn). Only this label changes when the
+   * check runs: which turns come back, in what order and with what score does not.
+   */
   sourceType: "dialogue_page" | "message";
   sourceId: string;
   content: string;
   /**
-   * The turns `content` quotes, whole, oldest first: those that matched, and before an agent
-   * reply the user turn it answers. None in vector mode (a page is its chain's summary).
+   * The turns `content` quotes, whole, oldest first: the one that matched and those beside it.
+   * None in vector mode (a page is its chain's summary).
    */
   turns: PageTurn[];
   /**
-   * 0–1, higher is closer, descending down the list. The first page carries the best absolute
-   * relevance among the results (of a quoted turn: the larger of the share of the query's IDF
+   * 0–1, higher is closer, descending down the list. The first result carries the best absolute
+   * relevance among the results (of a matched turn: the larger of the share of the query's IDF
    * mass it contains and its cosine similarity to the query), so a caller can hold it to a floor;
    * the others carry that value scaled by their fused score relative to the first's.
    */
   score: number;
-  /** When the page's best-matching turn was said. */
+  /** When the matched turn was said. */
   timestamp: Date;
   /** Present when the search was asked to explain itself (`SearchOptions.explain`). */
   ranks?: RetrievalRanks;
 }
 
 /**
- * Why a page ranks where it does: the 1-based places of its best turn (hybrid) or its chain
- * (vector mode) in the lexical (BM25) and the vector (cosine) ranking that were fused; null where
- * that retriever did not find it.
+ * Why a result ranks where it does: the 1-based places of its turn (hybrid) or its chain (vector
+ * mode) in the lexical (BM25) and the vector (cosine) ranking that were fused; null where that
+ * retriever did not find it.
  */
 export interface RetrievalRanks {
   lexical: number | null;
@@ -88,9 +95,9 @@ export interface RetrievalOptions {
 const RRF_K = 60;
 /**
  * The lists' weights. BM25 over the turns leads. The second, feedback query finds the turn a
- * first hit links to (multi-hop). The chain lists only break ties between turns. The vector
- * side weighs fully with a trained embedder; with the hashing embedders its vectors restate the
- * words BM25 already scored, with more noise, so they mostly reorder (bench/memory/recall).
+ * first hit links to (multi-hop). The vector side weighs fully with a trained embedder; with the
+ * hashing embedders its vectors restate the words BM25 already scored, with more noise, so they
+ * mostly reorder (bench/memory/recall).
  */
 const LEXICAL_WEIGHT = 1;
 const FEEDBACK_WEIGHT = 0.5;
@@ -106,7 +113,6 @@ const OFF_DAY_FACTOR = 0.25;
  * what someone did is in what they said far more often than in what was said to them.
  */
 const OTHER_SPEAKER_FACTOR = 0.5;
-const CHAIN_WEIGHT = 0.05;
 const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
 /**
  * What a turn needs to be quoted at all, so that an answer carries what matched and not a
@@ -121,13 +127,8 @@ const MIN_COSINE_SHARE = { semantic: 0.8, lexical: 1 };
 const FEEDBACK_SOURCES = 2;
 const FEEDBACK_TERMS = 4;
 const MIN_TURN_CANDIDATES = 50;
-const CHAIN_CANDIDATES = 20;
-/** Chains whose turns are ranked by vector too: the best of the vector and the lexical list. */
-const EXPANDED_VECTOR_CHAINS = 5;
-const EXPANDED_LEXICAL_CHAINS = 3;
 /** Bounds the embedding work per search (GloVe: ~9 µs a turn of 25 words; hash: ~25 µs). */
 const MAX_EMBEDDED_TURNS = 200;
-const MAX_TURNS_PER_PAGE = 3;
 /**
  * The best turns quoted with their speaker's messages just before and after, said within
  * NEIGHBOUR_SECONDS: people type one thought as several messages, and the words a question shares
@@ -136,17 +137,16 @@ const MAX_TURNS_PER_PAGE = 3;
 const NEIGHBOUR_TURNS = 2;
 const NEIGHBOUR_SECONDS = 180;
 /**
- * The newest turns not in a chain yet that are ranked by vector: a stored turn is found by
- * meaning from its acknowledgement on (read-your-writes), before its chain check writes the page.
+ * The user's newest turns, ranked by vector beside what matched the words: a stored turn is
+ * found by meaning from its acknowledgement on (read-your-writes).
  */
-const MAX_PENDING_TURNS = 50;
+const NEWEST_TURNS = 50;
 
 const rrf = (rank: number | undefined) => (rank === undefined ? 0 : 1 / (RRF_K + rank + 1));
 const place = (rank: number | undefined) => (rank === undefined ? null : rank + 1);
 
 interface Candidate {
-  turn: Turn;
-  chainId?: string;
+  turn: Turn & { chainId?: string };
   lexicalRank?: number;
   /** BM25 score as a share of the best turn's. */
   lexicalShare: number;
@@ -187,37 +187,35 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
 }
 
 /**
- * Hybrid retrieval: BM25 over the user's messages and over the chains' summaries (lexical), and
- * cosine over the chains and over the turns of the best chains (vector), fused per turn with
- * reciprocal rank fusion. The best turns are grouped into their dialogue pages, each quoting
- * what matched with speaker and time.
+ * Hybrid retrieval: BM25 over the user's messages, a second BM25 query for what the best hits
+ * link to, the turns of a day the question names, and the user's newest turns, fused per turn
+ * with reciprocal rank fusion beside the turns' cosine to the question. Each of the best turns
+ * is a result quoting it with speaker and time.
+ *
+ * Everything a turn is ranked by is known when its write is acknowledged: the word statistics
+ * count messages waiting for their chain check (lexical-search.ts), and no list comes from what
+ * the check derives (chains, their summaries and vectors). A search made right after a write
+ * therefore returns what the same search returns once the check ran (read-your-writes); the
+ * check only turns a result's `message` label into its `dialogue_page`. Ranking turns by their
+ * chains' summaries too was worth 0.7 points of evidence@10 on REALTALK (bench/memory/recall),
+ * within the noise of its 705 questions, and made results move under a reader's feet.
  */
 export function createRetrieval(options: RetrievalOptions): Retrieval {
   if (options.mode === "vector") return createVectorRetrieval(options);
-  const { sql, embedder, vectorSearch, lexical } = options;
+  const { sql, embedder, lexical } = options;
   const kind = embedder.semantic ? "semantic" : "lexical";
   return {
     mode: "hybrid",
     async search(query, options = {}) {
       const owner = { tenantId: query.tenantId, userId: query.userId };
-      // Pending turns are read before the chain lists: a chain check committing in between
-      // leaves its turns in a chain those lists then see, so no turn falls between the two.
-      const [terms, queryVector, pendingTurns] = await Promise.all([
+      const [terms, queryVector, newestTurns] = await Promise.all([
         lexical.terms(query),
         embedOne(embedder, query.text),
-        turnStore.pending(sql, query, MAX_PENDING_TURNS),
+        turnStore.newest(sql, query, NEWEST_TURNS),
       ]);
       const focus = await focusQuery(embedder, query.text, terms, queryVector);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
-      const [lexicalTurns, lexicalChains, vectorChains] = await Promise.all([
-        lexical.turns({ ...query, limit: candidateTurns }, terms),
-        lexical.chains({ ...query, limit: CHAIN_CANDIDATES }, terms),
-        vectorSearch.search({
-          ...query,
-          embedding: focus.vector,
-          limit: Math.max(CHAIN_CANDIDATES, query.limit),
-        }),
-      ]);
+      const lexicalTurns = await lexical.turns({ ...query, limit: candidateTurns }, terms);
       const sources = lexicalTurns.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
       const secondHop = async () => {
         const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
@@ -226,28 +224,18 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           (t) => !sources.includes(t.eventId),
         );
       };
-      const expanded = [
-        ...new Set([
-          ...vectorChains
-            .slice(0, Math.max(EXPANDED_VECTOR_CHAINS, query.limit))
-            .map((h) => h.chainId),
-          ...lexicalChains.slice(0, EXPANDED_LEXICAL_CHAINS).map((c) => c.chainId),
-        ]),
-      ];
-      const [feedbackTurns, chainTurns, datedTurns] = await Promise.all([
+      const [feedbackTurns, datedTurns] = await Promise.all([
         secondHop(),
-        turnStore.ofChains(sql, owner, expanded),
         turnsOfNamedDays(sql, query, terms),
       ]);
 
       const candidates = new Map<string, Candidate>();
-      const candidate = (turn: Turn & { chainId?: string }, chainId = turn.chainId) => {
+      const candidate = (turn: Turn & { chainId?: string }) => {
         let known = candidates.get(turn.eventId);
         if (!known) {
           known = { turn, lexicalShare: 0, coverage: 0, cosine: 0, score: 0 };
           candidates.set(turn.eventId, known);
         }
-        known.chainId ??= chainId;
         return known;
       };
       lexicalTurns.forEach((t, rank) => {
@@ -262,10 +250,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       datedTurns.forEach((t, rank) => {
         candidate(t).dateRank = rank;
       });
-      for (const turn of pendingTurns) candidate(turn);
-      for (const chainId of expanded) {
-        for (const turn of chainTurns.get(chainId) ?? []) candidate(turn, chainId);
-      }
+      for (const turn of newestTurns) candidate(turn);
       // A reply quoting memory back is no evidence beside the turn it quotes, nor in its place.
       for (const id of memoryEchoes([...candidates.values()].map((c) => c.turn))) {
         candidates.delete(id);
@@ -288,8 +273,6 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           c.vectorRank = rank;
         });
 
-      const vectorChainRank = new Map(vectorChains.map((h, rank) => [h.chainId, rank]));
-      const lexicalChainRank = new Map(lexicalChains.map((c, rank) => [c.chainId, rank]));
       const topCosine = Math.max(0, ...embedded.map((c) => c.cosine));
       const quotable = (c: Candidate) =>
         c.lexicalShare >= MIN_LEXICAL_SHARE ||
@@ -299,7 +282,6 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       const ranked: Candidate[] = [];
       for (const c of candidates.values()) {
         if (!quotable(c)) continue;
-        const chain = c.chainId;
         const onDay = datedTurns.length === 0 || c.dateRank !== undefined;
         const bySpeaker = speaker === undefined || c.turn.role === speaker;
         c.score =
@@ -308,11 +290,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           (LEXICAL_WEIGHT * rrf(c.lexicalRank) +
             FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
             DATE_WEIGHT * rrf(c.dateRank) +
-            VECTOR_WEIGHT[kind] * rrf(c.vectorRank) +
-            (chain === undefined
-              ? 0
-              : CHAIN_WEIGHT *
-                (rrf(vectorChainRank.get(chain)) + rrf(lexicalChainRank.get(chain)))));
+            VECTOR_WEIGHT[kind] * rrf(c.vectorRank));
         ranked.push(c);
       }
       ranked.sort(
@@ -338,101 +316,111 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           NEIGHBOUR_SECONDS,
         ),
       ]);
+      // A turn quoted beside a match is held to the same rule as the matches.
+      const echoes = memoryEchoes([
+        ...[...candidates.values()].map((c) => c.turn),
+        ...answered.values(),
+        ...answers.values(),
+        ...[...neighbours.values()].flat().map((n) => n.turn),
+      ]);
       return pagesOf(
         ranked,
         query.limit,
         terms.terms.map((t) => t.lexeme),
         options.explain === true,
-        answered,
-        answers,
-        neighbours,
+        { answered, answers, neighbours, echoes },
       );
     },
   };
 }
 
+/** What is quoted beside a matched turn, by the matched turn's id, and what never is. */
+interface TurnsBeside {
+  answered: Map<string, Turn & { chainId?: string }>;
+  answers: Map<string, Turn & { chainId?: string }>;
+  neighbours: Map<string, Neighbour[]>;
+  echoes: Set<string>;
+}
+
+interface Result {
+  matched: Candidate;
+  turns: PageTurn[];
+  quotedAs: Map<string, QuotedAs>;
+}
+
 /**
- * The best turns, at most `limit` of them, grouped into their pages in the order the pages'
- * best turns rank. A quoted agent reply brings the user turn it answers (`answered`) into its
- * page, beside the `limit` (on REALTALK, counting it in cost 2.7 points of evidence@10); the
- * first turns bring their speaker's messages just before and after (`neighbours`), likewise.
+ * The best turns, at most `limit` of them, each a result in rank order. A quoted agent reply
+ * brings the user turn it answers (`answered`), a quoted question the reply to it (`answers`),
+ * and the first turns their speaker's messages just before and after (`neighbours`), beside the
+ * `limit` (on REALTALK, counting them in cost 2.7 points of evidence@10). A turn is quoted once:
+ * one that a result already quotes is not a result of its own, and a reply to a result's matched
+ * turn joins that result. Which turns share a result depends only on what was said, never on
+ * chains, so it is the same before and after a chain check.
  */
 function pagesOf(
   ranked: Candidate[],
   limit: number,
   lexemes: string[],
   explain: boolean,
-  answered: Map<string, Turn & { chainId?: string }>,
-  answers: Map<string, Turn & { chainId?: string }>,
-  neighbours: Map<string, Neighbour[]>,
+  { answered, answers, neighbours, echoes }: TurnsBeside,
 ): RetrievedPage[] {
   // A neighbour that is itself among the best turns is quoted as what matched, in its place.
   const bestTurns = new Set(ranked.slice(0, limit).map((c) => c.turn.eventId));
-  const pages = new Map<string, { matched: Candidate[]; turns: PageTurn[] }>();
   const quotedIds = new Set<string>();
-  const quotedAs = new Map<string, QuotedAs>();
+  const results: Result[] = [];
+  /** The result whose matched turn a reply answers: the exchange is read as one. */
+  const resultOf = new Map<string, Result>();
   let quoted = 0;
   for (const candidate of ranked) {
     if (quoted >= limit) break;
     if (quotedIds.has(candidate.turn.eventId)) continue;
-    const key = candidate.chainId ?? `message:${candidate.turn.eventId}`;
-    let page = pages.get(key);
-    if (page && page.matched.length >= MAX_TURNS_PER_PAGE) continue;
-    if (!page) {
-      page = { matched: [], turns: [] };
-      pages.set(key, page);
-    }
-    page.matched.push(candidate);
+    quoted++;
     const question = answered.get(candidate.turn.eventId);
-    if (question && !quotedIds.has(question.eventId)) {
-      page.turns.push(question);
-      quotedIds.add(question.eventId);
-      quotedAs.set(question.eventId, "answered");
-    }
-    const { eventId, sessionId, role, source, content, occurredAt } = candidate.turn;
-    page.turns.push({
+    const joined = question && resultOf.get(question.eventId);
+    const result: Result = joined || { matched: candidate, turns: [], quotedAs: new Map() };
+    if (!joined) results.push(result);
+    resultOf.set(candidate.turn.eventId, result);
+    const quote = (turn: PageTurn, as?: QuotedAs) => {
+      if (as && echoes.has(turn.eventId)) return;
+      result.turns.push(turn);
+      quotedIds.add(turn.eventId);
+      if (as) result.quotedAs.set(turn.eventId, as);
+    };
+    if (question && !quotedIds.has(question.eventId)) quote(question, "answered");
+    const { eventId, chainId, sessionId, role, source, content, occurredAt } = candidate.turn;
+    quote({
       eventId,
       sessionId,
       role,
       source,
       content,
       occurredAt,
-      ...(candidate.chainId ? { chainId: candidate.chainId } : {}),
+      ...(chainId ? { chainId } : {}),
     });
-    quotedIds.add(candidate.turn.eventId);
-    quoted++;
     const reply = answers.get(candidate.turn.eventId);
-    if (reply && !quotedIds.has(reply.eventId)) {
-      page.turns.push(reply);
-      quotedIds.add(reply.eventId);
-      quotedAs.set(reply.eventId, "reply");
-    }
+    if (reply && !quotedIds.has(reply.eventId)) quote(reply, "reply");
     for (const { turn, before } of neighbours.get(candidate.turn.eventId) ?? []) {
       if (quotedIds.has(turn.eventId) || bestTurns.has(turn.eventId)) continue;
-      page.turns.push(turn);
-      quotedIds.add(turn.eventId);
-      quotedAs.set(turn.eventId, before ? "before" : "after");
+      quote(turn, before ? "before" : "after");
     }
   }
-  const grouped = [...pages.values()];
-  const relevance = ({ matched }: { matched: Candidate[] }) =>
-    Math.max(...matched.map((c) => Math.max(c.coverage, c.cosine)));
-  const best = Math.max(0, ...grouped.map(relevance));
-  const top = grouped[0]?.matched[0].score ?? 1;
-  return grouped.map(({ matched, turns }) => {
-    const first = matched[0];
+  const relevance = (c: Candidate) => Math.max(c.coverage, c.cosine);
+  const best = Math.max(0, ...results.map((r) => relevance(r.matched)));
+  const top = results[0]?.matched.score ?? 1;
+  return results.map(({ matched, turns, quotedAs }) => {
     const inOrder = orderOfSaying(turns);
+    const { chainId, eventId } = matched.turn;
     return {
-      sourceType: first.chainId ? "dialogue_page" : "message",
-      sourceId: first.chainId ?? first.turn.eventId,
+      sourceType: chainId ? "dialogue_page" : "message",
+      sourceId: chainId ?? eventId,
       content: quoteTurns(
         inOrder.map((turn) => ({ turn, lexemes, as: quotedAs.get(turn.eventId) })),
       ),
       turns: inOrder,
-      score: (best * first.score) / top,
-      timestamp: first.turn.occurredAt,
+      score: (best * matched.score) / top,
+      timestamp: matched.turn.occurredAt,
       ...(explain
-        ? { ranks: { lexical: place(first.lexicalRank), vector: place(first.vectorRank) } }
+        ? { ranks: { lexical: place(matched.lexicalRank), vector: place(matched.vectorRank) } }
         : {}),
     };
   });

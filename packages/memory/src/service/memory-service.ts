@@ -243,7 +243,9 @@ export function createMemoryService(
         for (const t of pending) {
           byId.set(t.eventId, toPendingPage(t, session.agentId, quotes.get(t.eventId) ?? ""));
         }
-        return { chains, pages: found.flatMap((p) => byId.get(p.sourceId) ?? []) };
+        // Several matched turns can be in one chain: its page is given once, where it first ranks.
+        const pageIds = [...new Set(found.map((p) => p.sourceId))];
+        return { chains, pages: pageIds.flatMap((id) => byId.get(id) ?? []) };
       };
       const [stm, { chains, pages }] = await Promise.all([
         window.read(session, stmLimit),

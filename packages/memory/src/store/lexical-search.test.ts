@@ -130,6 +130,38 @@ function suite(
       assert.equal(Number(totals.rows[0].documents), 2);
     });
 
+    test("a search scores a message waiting for its chain check as it will once checked", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      await remember(sql, alice, transcript.slice(0, 10));
+      const events = createEventStore(sql);
+      const session = await createSessionStore(sql).create(alice, {});
+      const [waiting] = await events.insertAll([
+        {
+          sessionId: session.id,
+          scope: alice,
+          role: "user",
+          type: "message",
+          content: "Caroline adopted a greyhound; the greyhound sleeps all day.",
+          metadata: {},
+          timestamp: new Date(Date.UTC(2026, 0, 2, 9)),
+        },
+      ]);
+      const lexical = createLexicalSearch(sql);
+      const query = { ...alice, agentId: undefined, text: "Caroline's greyhound", limit: 5 };
+      const search = async () => {
+        const terms = await lexical.terms(query);
+        const feedback = await lexical.feedback(query, [waiting.event.id], terms, 4);
+        return { terms, feedback, turns: await lexical.turns(query, terms) };
+      };
+      const atOnce = await search();
+      await events.markChained([waiting.event.id]);
+      const checked = await search();
+      assert.deepEqual(atOnce, checked);
+      assert.equal(atOnce.terms.total, 11);
+      assert.equal(atOnce.turns[0].eventId, waiting.event.id);
+    });
+
     test("system messages and non-message events are not indexed; a stopword-only query finds nothing", async (t) => {
       const sql = await open(t);
       if (!sql) return;
@@ -198,7 +230,11 @@ test("the migration indexes messages stored before it, counting those already ch
   await migrateMemory(sql);
   const lexical = createLexicalSearch(sql);
   const query = { ...alice, text: "lighthouse", limit: 5 };
+  const { rows } = await sql.query<{ documents: number }>(
+    "SELECT documents FROM memory_lexicon_totals WHERE user_id = 'alice'",
+  );
+  assert.equal(Number(rows[0].documents), 1, "the lexicon holds the chained message only");
   const terms = await lexical.terms(query);
-  assert.equal(terms.total, 1, "only the chained message is counted yet");
+  assert.equal(terms.total, 2, "a search counts the waiting message too");
   assert.equal((await lexical.turns(query, terms)).length, 2, "both are searchable");
 });

@@ -6,8 +6,11 @@ import { TURN_COLUMNS, type TurnRow, toTurn } from "./turns.js";
 /**
  * BM25 over PostgreSQL's English full-text vectors (migrations/0003_lexical_search.sql), scoped
  * to one user. PostgreSQL finds the candidates through the GIN index and scores them in the same
- * statement; the document frequencies come from the per-user lexicon the chain check keeps, so
- * a rare word outweighs the speakers' names that occur in every turn.
+ * statement; the document frequencies count every acknowledged message of the user, so a rare
+ * word outweighs the speakers' names that occur in every turn: the per-user lexicon the chain
+ * check keeps, plus the messages still waiting for their check, read in the same statement (a
+ * check moving a message from one to the other in between cannot count it twice or not at
+ * all). A search made right after a write therefore scores as it does once the check ran.
  */
 export interface LexicalQuery extends ScopeFilter {
   tenantId: string;
@@ -45,12 +48,6 @@ export interface LexicalTurn {
   coverage: number;
 }
 
-export interface LexicalChain {
-  chainId: string;
-  score: number;
-  coverage: number;
-}
-
 export interface LexicalSearch {
   /** The query's lexemes with their IDF in the user's messages; none for stopword-only text. */
   terms(query: Omit<LexicalQuery, "limit">): Promise<QueryTerms>;
@@ -66,7 +63,6 @@ export interface LexicalSearch {
     terms: QueryTerms,
     count: number,
   ): Promise<QueryTerms>;
-  chains(query: LexicalQuery, terms: QueryTerms): Promise<LexicalChain[]>;
 }
 
 // Okapi BM25's usual constants.
@@ -81,7 +77,6 @@ const CANDIDATE_MAX_SHARE = 0.001;
 const CANDIDATE_MIN_DOCUMENTS = 1000;
 /** Rows scored per query at most; only reached when every query word is common. */
 const MAX_CANDIDATES = 1000;
-const MAX_CHAIN_CANDIDATES = 1000;
 /** The rarest query terms that are scored; a pasted paragraph stays one cheap query. */
 const MAX_TERMS = 16;
 
@@ -99,25 +94,18 @@ function candidateLexemes({ terms, total }: QueryTerms): string[] {
 
 const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf, 0);
 
+/**
+ * The user's messages not through their chain check yet ($1 tenant, $2 user), which the lexicon
+ * does not count yet: markChained moves them into it (store/events.ts). Few, unless checks fall
+ * behind; read through the pending index.
+ */
+const WAITING = `waiting AS (
+  SELECT e.search_vector FROM memory_events e
+  WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
+    AND e.search_vector IS NOT NULL
+)`;
+
 export function createLexicalSearch(sql: Sql): LexicalSearch {
-  /**
-   * The IDF mass of the query terms a summary's vector holds: one `@@` per term (a binary search
-   * in the vector) instead of unnesting it; term frequency counts as 1 there, as a summary
-   * restates its turns' words. Turns are scored with their terms' frequencies.
-   */
-  function matchedIdf(params: unknown[], { terms }: QueryTerms, alias: string): string {
-    return terms
-      .map((t) => {
-        params.push(tsquery([t.lexeme]));
-        return `CASE WHEN ${alias}.search_vector @@ $${params.length}::tsquery THEN ${t.idf} ELSE 0 END`;
-      })
-      .join(" + ");
-  }
-
-  /** BM25 of a summary (unit term frequency), from the matched IDF mass and the length normalisation. */
-  const bm25 = (matched: string, length: string, averageLength: string) =>
-    `${matched} * ${K1 + 1} / (1 + ${K1} * (1 - ${B} + ${B} * ${length} / ${averageLength}))`;
-
   return {
     async terms(query) {
       const { rows } = await sql.query<{
@@ -126,12 +114,22 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         total: number;
         lexemes: number;
       }>(
-        // Scalar subqueries: one primary-key lookup per lexeme, whatever the planner knows.
-        `SELECT q.lexeme,
+        `WITH ${WAITING},
+         waiting_totals AS (
+           SELECT count(*) AS documents, coalesce(sum(length(search_vector)), 0) AS lexemes
+           FROM waiting
+         )
+         SELECT q.lexeme,
+           -- Scalar subqueries: one primary-key lookup per lexeme, whatever the planner knows.
            coalesce((SELECT l.documents FROM memory_lexicon l
-                     WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = q.lexeme), 0) AS documents,
-           coalesce(t.documents, 0) AS total, coalesce(t.lexemes, 0) AS lexemes
+                     WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = q.lexeme), 0)
+             + (SELECT count(*) FROM waiting w
+                WHERE q.lexeme = ANY(tsvector_to_array(w.search_vector)))
+             AS documents,
+           coalesce(t.documents, 0) + w.documents AS total,
+           coalesce(t.lexemes, 0) + w.lexemes AS lexemes
          FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS q(lexeme)
+         CROSS JOIN waiting_totals w
          LEFT JOIN memory_lexicon_totals t ON t.tenant_id = $1 AND t.user_id = $2`,
         [query.tenantId, query.userId, query.text],
       );
@@ -195,11 +193,15 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const none = { ...terms, terms: [] };
       if (eventIds.length === 0 || count === 0) return none;
       const { rows } = await sql.query<{ lexeme: string; documents: number }>(
-        // A primary-key lookup per lexeme, whatever the planner knows of the lexicon's size.
-        `SELECT lexeme, documents FROM (
+        `WITH ${WAITING}
+         SELECT lexeme, documents FROM (
            SELECT t.lexeme,
-             (SELECT l.documents FROM memory_lexicon l
-              WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme) AS documents
+             -- A primary-key lookup per lexeme, whatever the planner knows of the lexicon's size.
+             coalesce((SELECT l.documents FROM memory_lexicon l
+                       WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme), 0)
+               + (SELECT count(*) FROM waiting w
+                  WHERE t.lexeme = ANY(tsvector_to_array(w.search_vector)))
+               AS documents
            FROM (SELECT DISTINCT unnest(tsvector_to_array(e.search_vector)) AS lexeme
                  FROM memory_events e
                  WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2) AS t
@@ -221,42 +223,6 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
           };
         }),
       };
-    },
-
-    async chains(query, terms) {
-      if (terms.terms.length === 0) return [];
-      // A summary restates many turns, so common words match most chains: candidates come
-      // from the query's two rarest words only.
-      const params: unknown[] = [
-        query.tenantId,
-        query.userId,
-        tsquery(candidateLexemes(terms).slice(0, 2)),
-      ];
-      const extra = scopeFilterClause(query, params, "c");
-      const matched = matchedIdf(params, terms, "c");
-      params.push(query.limit);
-      const { rows } = await sql.query<{ id: string; score: number; matched_idf: number }>(
-        `WITH candidates AS (
-           SELECT c.id, c.search_vector FROM memory_chains c
-           WHERE c.tenant_id = $1 AND c.user_id = $2 AND c.status <> 'archived'
-             AND c.search_vector @@ $3::tsquery${extra}
-           LIMIT ${MAX_CHAIN_CANDIDATES}
-         ), matched AS (
-           SELECT c.id, length(c.search_vector) AS length, ${matched} AS matched_idf
-           FROM candidates c
-         )
-         -- Summaries are longer than messages: normalised by their own average.
-         SELECT id, matched_idf,
-           ${bm25("matched_idf", "length", "greatest(avg(length) OVER (), 1)")} AS score
-         FROM matched ORDER BY score DESC, id LIMIT $${params.length}`,
-        params,
-      );
-      const all = totalIdf(terms);
-      return rows.map((r) => ({
-        chainId: r.id,
-        score: Number(r.score),
-        coverage: all > 0 ? Number(r.matched_idf) / all : 0,
-      }));
     },
   };
 }

@@ -86,11 +86,12 @@ export const turnStore = {
   },
 
   /**
-   * The user's newest messages still waiting for their chain check, newest first: what a search
-   * reads beside the chains, so that a turn is found by meaning from the moment its write was
-   * acknowledged, on every instance, not only once its page is written.
+   * The user's newest messages, newest first, whether their chain check has run or not: what a
+   * search ranks by meaning beside what matched its words, so that a turn is found from the
+   * moment its write was acknowledged, on every instance, and found the same once its page is
+   * written (read-your-writes).
    */
-  async pending(
+  async newest(
     db: SqlExecutor,
     query: { tenantId: string; userId: string } & ScopeFilter,
     limit: number,
@@ -100,8 +101,7 @@ export const turnStore = {
     params.push(limit);
     const { rows } = await db.query<TurnRow>(
       `SELECT ${TURN_COLUMNS} FROM memory_events e
-       WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
-         AND e.search_vector IS NOT NULL${extra}
+       WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL${extra}
        ORDER BY e.seq DESC LIMIT $${params.length}`,
       params,
     );
