@@ -49,7 +49,7 @@ export function createMemorySearch(deps: {
   const { retrieval, entityFacts } = deps;
   return async function search(query: MemorySearchQuery): Promise<{
     results: MemorySearchResult[];
-    /** The chains of the pages kept: the ones a caller recalled. */
+    /** The chains of the results kept, once each: the ones a caller recalled. */
     recalledChainIds: string[];
   }> {
     const { tenantId, userId, text, limit, filter } = query;
@@ -90,7 +90,10 @@ export function createMemorySearch(deps: {
     ];
     return {
       results: returned,
-      recalledChainIds: kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId),
+      // Several results can quote turns of one chain: it was recalled once.
+      recalledChainIds: [
+        ...new Set(kept.filter((r) => r.sourceType === "dialogue_page").map((r) => r.sourceId)),
+      ],
     };
   };
 }
