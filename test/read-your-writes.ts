@@ -184,6 +184,24 @@ export interface ReadYourWritesOptions {
   pairs: number;
   /** Pairs in flight at once (each on its own user). */
   concurrency?: number;
+  /**
+   * What each user said before: `short` (default) the three BACKGROUND turns; `long` those and
+   * every other fact of FACT_PAIRS, 56 turns in several chains, more than a search ranks as the
+   * newest, so that which chains are nearest the question matters.
+   */
+  history?: "short" | "long";
+}
+
+function historyOf(i: number, history: "short" | "long") {
+  if (history === "short") return BACKGROUND;
+  const own = i % FACT_PAIRS.length;
+  return [
+    ...BACKGROUND,
+    ...FACT_PAIRS.filter((_, j) => j !== own).map((p) => ({
+      user_message: p.fact,
+      agent_response: "Noted.",
+    })),
+  ];
 }
 
 /**
@@ -201,7 +219,9 @@ export async function runReadYourWrites(options: ReadYourWritesOptions): Promise
       user_id: `user-${i}`,
       agent_id: "assistant",
     });
-    for (const turn of BACKGROUND) await ok(writer, "storeInteraction", { session_id, ...turn });
+    for (const turn of historyOf(i, options.history ?? "short")) {
+      await ok(writer, "storeInteraction", { session_id, ...turn });
+    }
     sessions[i] = session_id;
   });
   await chainChecksDone(sql, tenant);

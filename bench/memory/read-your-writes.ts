@@ -5,6 +5,7 @@
 // and how many miss the fact.
 //
 //   node --conditions=atrium-source --import tsx bench/memory/read-your-writes.ts [pairs=1000]
+//   BENCH_RYW_HISTORY=long: each user said 27 things before (test/read-your-writes.ts)
 import { randomBytes } from "node:crypto";
 import { createTestPostgres, redisUrl } from "@atrium/kit/testing";
 import { startTestService, type Transport } from "../../test/memory-service-harness.js";
@@ -27,12 +28,14 @@ try {
     sql: pg.sql,
     tenant: `ryw-${randomBytes(4).toString("hex")}`,
     pairs,
+    history: process.env.BENCH_RYW_HISTORY === "long" ? "long" : "short",
   });
   const differ = outcomes.filter(
     (o) => JSON.stringify(o.resultsAtOnce) !== JSON.stringify(o.resultsLater),
   );
   const report = {
     pairs,
+    history: process.env.BENCH_RYW_HISTORY === "long" ? "long" : "short",
     searchDiffersFromLater: differ.length,
     bestTurnDiffersFromLater: outcomes.filter((o) => o.atOnce[0] !== o.later[0]).length,
     factMissedAtOnce: outcomes.filter((o) => !quotesFact(o.atOnce, o.pair)).length,

@@ -122,11 +122,13 @@ const VECTOR_WEIGHT = { semantic: 1, lexical: 0.2 };
 const MIN_LEXICAL_SHARE = 0.4;
 const FEEDBACK_KEPT = 2;
 const DATE_KEPT = 3;
-const MIN_COSINE_SHARE = { semantic: 0.8, lexical: 1 };
+const MIN_COSINE_SHARE = { semantic: 0.85, lexical: 1 };
 /** Turns whose rarest words seed the feedback query, and how many of those words it takes. */
 const FEEDBACK_SOURCES = 2;
 const FEEDBACK_TERMS = 4;
 const MIN_TURN_CANDIDATES = 50;
+/** Chains nearest the question by their vectors, whose turns are ranked by vector too. */
+const EXPANDED_CHAINS = 5;
 /** Bounds the embedding work per search (GloVe: ~9 µs a turn of 25 words; hash: ~25 µs). */
 const MAX_EMBEDDED_TURNS = 200;
 /**
@@ -188,21 +190,24 @@ function createVectorRetrieval(options: RetrievalOptions): Retrieval {
 
 /**
  * Hybrid retrieval: BM25 over the user's messages, a second BM25 query for what the best hits
- * link to, the turns of a day the question names, and the user's newest turns, fused per turn
- * with reciprocal rank fusion beside the turns' cosine to the question. Each of the best turns
- * is a result quoting it with speaker and time.
+ * link to, the turns of a day the question names, the user's newest turns and the turns of the
+ * chains nearest the question by vector, fused per turn with reciprocal rank fusion beside the
+ * turns' cosine to the question. Each of the best turns is a result quoting it with speaker and
+ * time.
  *
- * Everything a turn is ranked by is known when its write is acknowledged: the word statistics
- * count messages waiting for their chain check (lexical-search.ts), and no list comes from what
- * the check derives (chains, their summaries and vectors). A search made right after a write
- * therefore returns what the same search returns once the check ran (read-your-writes); the
- * check only turns a result's `message` label into its `dialogue_page`. Ranking turns by their
- * chains' summaries too was worth 0.7 points of evidence@10 on REALTALK (bench/memory/recall),
- * within the noise of its 705 questions, and made results move under a reader's feet.
+ * A turn is ranked by what is known when its write is acknowledged: the word statistics count
+ * messages waiting for their chain check (lexical-search.ts), the newest turns are candidates
+ * whether chained or not, and neither a turn's score nor which turns share a result depends on
+ * its chain. A search made right after a write therefore returns what the same search returns
+ * once the check ran (read-your-writes); the check turns a result's `message` label into its
+ * `dialogue_page`. Chains only widen the candidates, by meaning (a question in other words than
+ * its answer); their summaries and their ranks no longer weigh in. What can still differ: a
+ * check that merges the chain it closed into an older one moves that chain's vector, and with it
+ * which older turns are candidates (0 of 1,000 store-then-search pairs, bench/memory).
  */
 export function createRetrieval(options: RetrievalOptions): Retrieval {
   if (options.mode === "vector") return createVectorRetrieval(options);
-  const { sql, embedder, lexical } = options;
+  const { sql, embedder, vectorSearch, lexical } = options;
   const kind = embedder.semantic ? "semantic" : "lexical";
   return {
     mode: "hybrid",
@@ -215,7 +220,14 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       ]);
       const focus = await focusQuery(embedder, query.text, terms, queryVector);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
-      const lexicalTurns = await lexical.turns({ ...query, limit: candidateTurns }, terms);
+      const [lexicalTurns, vectorChains] = await Promise.all([
+        lexical.turns({ ...query, limit: candidateTurns }, terms),
+        vectorSearch.search({
+          ...query,
+          embedding: focus.vector,
+          limit: Math.max(EXPANDED_CHAINS, query.limit),
+        }),
+      ]);
       const sources = lexicalTurns.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
       const secondHop = async () => {
         const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
@@ -224,9 +236,14 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
           (t) => !sources.includes(t.eventId),
         );
       };
-      const [feedbackTurns, datedTurns] = await Promise.all([
+      const [feedbackTurns, datedTurns, chainTurns] = await Promise.all([
         secondHop(),
         turnsOfNamedDays(sql, query, terms),
+        turnStore.ofChains(
+          sql,
+          owner,
+          vectorChains.map((h) => h.chainId),
+        ),
       ]);
 
       const candidates = new Map<string, Candidate>();
@@ -251,6 +268,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         candidate(t).dateRank = rank;
       });
       for (const turn of newestTurns) candidate(turn);
+      for (const turns of chainTurns.values()) for (const turn of turns) candidate(turn);
       // A reply quoting memory back is no evidence beside the turn it quotes, nor in its place.
       for (const id of memoryEchoes([...candidates.values()].map((c) => c.turn))) {
         candidates.delete(id);
