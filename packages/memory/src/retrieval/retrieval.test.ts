@@ -106,7 +106,10 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       );
       assert.equal(page.timestamp.toISOString(), "2026-02-03T14:06:00.000Z");
       assert.ok(page.score > 0.5 && page.score <= 1);
-      assert.ok(!rest.some((p) => p.sourceId === chainId), "one page per chain");
+      assert.ok(
+        !rest.some((p) => p.sourceId === chainId),
+        "the small talk around them is no result of its own",
+      );
       for (let i = 1; i < rest.length; i++) assert.ok(rest[i - 1].score >= rest[i].score);
     });
 
