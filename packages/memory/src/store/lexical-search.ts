@@ -96,14 +96,28 @@ const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf
 
 /**
  * The user's messages not through their chain check yet ($1 tenant, $2 user), which the lexicon
- * does not count yet: markChained moves them into it (store/events.ts). Few, unless checks fall
- * behind; read through the pending index.
+ * does not count yet: markChained moves them into it (store/events.ts), and their lexemes'
+ * document counts, each message read once however many lexemes are looked up. Few, unless
+ * checks fall behind; read through the pending index.
  */
 const WAITING = `waiting AS (
   SELECT e.search_vector FROM memory_events e
   WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
     AND e.search_vector IS NOT NULL
+), waiting_lexemes AS MATERIALIZED (
+  SELECT t.lexeme, count(*) AS documents
+  FROM waiting w, unnest(tsvector_to_array(w.search_vector)) AS t(lexeme)
+  GROUP BY t.lexeme
 )`;
+
+/**
+ * The user's messages holding the lexeme in column `lexeme` (WAITING in scope): the lexicon's
+ * count, a primary-key lookup whatever the planner knows of its size, plus the waiting ones.
+ */
+const documentsOf = (lexeme: string) =>
+  `coalesce((SELECT l.documents FROM memory_lexicon l
+             WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = ${lexeme}), 0)
+   + coalesce((SELECT w.documents FROM waiting_lexemes w WHERE w.lexeme = ${lexeme}), 0)`;
 
 export function createLexicalSearch(sql: Sql): LexicalSearch {
   return {
@@ -119,13 +133,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
            SELECT count(*) AS documents, coalesce(sum(length(search_vector)), 0) AS lexemes
            FROM waiting
          )
-         SELECT q.lexeme,
-           -- Scalar subqueries: one primary-key lookup per lexeme, whatever the planner knows.
-           coalesce((SELECT l.documents FROM memory_lexicon l
-                     WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = q.lexeme), 0)
-             + (SELECT count(*) FROM waiting w
-                WHERE q.lexeme = ANY(tsvector_to_array(w.search_vector)))
-             AS documents,
+         SELECT q.lexeme, ${documentsOf("q.lexeme")} AS documents,
            coalesce(t.documents, 0) + w.documents AS total,
            coalesce(t.lexemes, 0) + w.lexemes AS lexemes
          FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS q(lexeme)
@@ -195,13 +203,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const { rows } = await sql.query<{ lexeme: string; documents: number }>(
         `WITH ${WAITING}
          SELECT lexeme, documents FROM (
-           SELECT t.lexeme,
-             -- A primary-key lookup per lexeme, whatever the planner knows of the lexicon's size.
-             coalesce((SELECT l.documents FROM memory_lexicon l
-                       WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = t.lexeme), 0)
-               + (SELECT count(*) FROM waiting w
-                  WHERE t.lexeme = ANY(tsvector_to_array(w.search_vector)))
-               AS documents
+           SELECT t.lexeme, ${documentsOf("t.lexeme")} AS documents
            FROM (SELECT DISTINCT unnest(tsvector_to_array(e.search_vector)) AS lexeme
                  FROM memory_events e
                  WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2) AS t
