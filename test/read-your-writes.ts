@@ -186,7 +186,7 @@ export interface ReadYourWritesOptions {
   concurrency?: number;
   /**
    * What each user said before: `short` (default) the three BACKGROUND turns; `long` those and
-   * every other fact of FACT_PAIRS, 56 turns in several chains, more than a search ranks as the
+   * every other fact of FACT_PAIRS, 54 turns in several chains, more than a search ranks as the
    * newest, so that which chains are nearest the question matters.
    */
   history?: "short" | "long";
