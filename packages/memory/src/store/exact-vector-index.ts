@@ -52,6 +52,60 @@ export function floatsFromArraySend(bytes: Uint8Array): Float32Array {
   return floats;
 }
 
+/**
+ * Every row's dot product with `q` into `dots`, column by column over the query's non-zero
+ * dimensions only (a zero adds nothing). A plain function of its own, which V8 optimizes whole
+ * (inside the async search only its loops were, on stack replacement): with eight columns per
+ * pass, 100,000 chains of 100 dimensions take 10–13 ms where they took 13–19 ms.
+ */
+function dotProducts(
+  matrix: Float32Array,
+  capacity: number,
+  count: number,
+  q: Float32Array,
+  used: number[],
+  dots: Float64Array,
+): void {
+  dots.fill(0, 0, count);
+  let k = 0;
+  // Eight columns per pass: an eighth of the reads and writes of `dots`, which bound the loop
+  // (1.4× faster than four per pass alone; sixteen gain nothing more).
+  for (; k + 7 < used.length; k += 8) {
+    const c0 = used[k] * capacity;
+    const c1 = used[k + 1] * capacity;
+    const c2 = used[k + 2] * capacity;
+    const c3 = used[k + 3] * capacity;
+    const c4 = used[k + 4] * capacity;
+    const c5 = used[k + 5] * capacity;
+    const c6 = used[k + 6] * capacity;
+    const c7 = used[k + 7] * capacity;
+    const q0 = q[used[k]];
+    const q1 = q[used[k + 1]];
+    const q2 = q[used[k + 2]];
+    const q3 = q[used[k + 3]];
+    const q4 = q[used[k + 4]];
+    const q5 = q[used[k + 5]];
+    const q6 = q[used[k + 6]];
+    const q7 = q[used[k + 7]];
+    for (let row = 0; row < count; row++) {
+      dots[row] +=
+        q0 * matrix[c0 + row] +
+        q1 * matrix[c1 + row] +
+        q2 * matrix[c2 + row] +
+        q3 * matrix[c3 + row] +
+        q4 * matrix[c4 + row] +
+        q5 * matrix[c5 + row] +
+        q6 * matrix[c6 + row] +
+        q7 * matrix[c7 + row];
+    }
+  }
+  for (; k < used.length; k++) {
+    const qa = q[used[k]];
+    const ca = used[k] * capacity;
+    for (let row = 0; row < count; row++) dots[row] += qa * matrix[ca + row];
+  }
+}
+
 export interface ExactVectorIndexOptions {
   sql: Sql;
   /** Users whose vectors are kept in memory at once; the least recently searched go first. */
@@ -205,9 +259,8 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       let qNorm = 0;
       for (let i = 0; i < d; i++) qNorm += q[i] * q[i];
       qNorm = Math.sqrt(qNorm);
-      // Every row's dot product, column by column over the query's non-zero dimensions only (a
-      // zero adds nothing): still exhaustive, at the cost of non-zero dimensions × rows, which
-      // for a short hashed query is a sixth of the full product.
+      // Still exhaustive, at the cost of non-zero dimensions × rows, which for a short hashed
+      // query is a sixth of the full product.
       const { matrix, capacity, count } = u;
       const used: number[] = [];
       for (let i = 0; i < d; i++) if (q[i] !== 0) used.push(i);
@@ -215,26 +268,7 @@ export function createExactVectorIndex(options: ExactVectorIndexOptions) {
       // end of the scan), so a big user does not cost a fresh megabyte per search.
       if (scratch.length < count) scratch = new Float64Array(Math.ceil(count * 1.25));
       const dots = scratch;
-      dots.fill(0, 0, count);
-      let k = 0;
-      // Four columns per pass: a quarter of the reads and writes of `dots`, which bound the loop.
-      for (; k + 3 < used.length; k += 4) {
-        const [a, b, c, e] = [used[k], used[k + 1], used[k + 2], used[k + 3]];
-        const [qa, qb, qc, qe] = [q[a], q[b], q[c], q[e]];
-        const [ca, cb, cc, ce] = [a * capacity, b * capacity, c * capacity, e * capacity];
-        for (let row = 0; row < count; row++) {
-          dots[row] +=
-            qa * matrix[ca + row] +
-            qb * matrix[cb + row] +
-            qc * matrix[cc + row] +
-            qe * matrix[ce + row];
-        }
-      }
-      for (; k < used.length; k++) {
-        const qa = q[used[k]];
-        const ca = used[k] * capacity;
-        for (let row = 0; row < count; row++) dots[row] += qa * matrix[ca + row];
-      }
+      dotProducts(matrix, capacity, count, q, used, dots);
       const filter = query.filter ? Object.entries(query.filter) : [];
       // Top-k kept sorted best first; k is small (≤ 100), so insertion beats a heap.
       const top: VectorHit[] = [];
