@@ -220,31 +220,35 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       ]);
       const focus = await focusQuery(embedder, query.text, terms, queryVector);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
-      const [lexicalTurns, vectorChains] = await Promise.all([
-        lexical.turns({ ...query, limit: candidateTurns }, terms),
-        vectorSearch.search({
+      // Two chains of work side by side: the lexical hops (round trips to PostgreSQL, little
+      // work here) and the chains nearest by vector (in a large memory mostly the scan of their
+      // vectors here, which gives way now and then so that the hops go on beside it).
+      const lexicalHops = async () => {
+        const first = await lexical.turns({ ...query, limit: candidateTurns }, terms);
+        const sources = first.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
+        const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
+        // The turns the terms came from hold them all: the second query is for the others.
+        const second = await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms);
+        return { first, second: second.filter((t) => !sources.includes(t.eventId)) };
+      };
+      const turnsOfNearestChains = async () => {
+        const nearest = await vectorSearch.search({
           ...query,
           embedding: focus.vector,
           limit: Math.max(EXPANDED_CHAINS, query.limit),
-        }),
-      ]);
-      const sources = lexicalTurns.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
-      const secondHop = async () => {
-        const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
-        // The turns the terms came from hold them all: the second query is for the others.
-        return (await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms)).filter(
-          (t) => !sources.includes(t.eventId),
-        );
-      };
-      const [feedbackTurns, datedTurns, chainTurns] = await Promise.all([
-        secondHop(),
-        turnsOfNamedDays(sql, query, terms),
-        turnStore.ofChains(
+        });
+        return turnStore.ofChains(
           sql,
           owner,
-          vectorChains.map((h) => h.chainId),
-        ),
-      ]);
+          nearest.map((h) => h.chainId),
+        );
+      };
+      const [{ first: lexicalTurns, second: feedbackTurns }, datedTurns, chainTurns] =
+        await Promise.all([
+          lexicalHops(),
+          turnsOfNamedDays(sql, query, terms),
+          turnsOfNearestChains(),
+        ]);
 
       const candidates = new Map<string, Candidate>();
       const candidate = (turn: Turn & { chainId?: string }) => {

@@ -13,8 +13,8 @@ import { createSessionStore } from "./sessions.js";
 
 const alice: Scope = { tenantId: "t1", userId: "alice", agentId: "a1" };
 
-/** Stores messages of a scope and puts them through the chain check's bookkeeping. */
-async function remember(sql: Sql, scope: Scope, texts: string[], metadata = {}) {
+/** Stores messages of a scope, in order, as waiting for their chain check. */
+async function store(sql: Sql, scope: Scope, texts: string[], metadata = {}) {
   const events = createEventStore(sql);
   const session = await createSessionStore(sql).create(scope, {});
   const stored = await events.insertAll(
@@ -28,8 +28,14 @@ async function remember(sql: Sql, scope: Scope, texts: string[], metadata = {}) 
       timestamp: new Date(Date.UTC(2026, 0, 1, 9, i)),
     })),
   );
-  await events.markChained(stored.map((s) => s.event.id));
   return stored.map((s) => s.event.id);
+}
+
+/** Stores messages of a scope and puts them through the chain check's bookkeeping. */
+async function remember(sql: Sql, scope: Scope, texts: string[], metadata = {}) {
+  const ids = await store(sql, scope, texts, metadata);
+  await createEventStore(sql).markChained(ids);
+  return ids;
 }
 
 // Every turn names Caroline, as a real transcript names its speakers; one says what she did.
@@ -109,6 +115,34 @@ function suite(
       const turns = await lexical.turns(query, await lexical.terms(query));
       assert.equal(turns[0].content, "Kayak, kayak everywhere, my kayak club owns the bridge.");
       assert.ok(turns[0].score > turns[1].score * 1.3, JSON.stringify(turns.map((x) => x.score)));
+      assert.equal(turns[0].coverage, 1);
+    });
+
+    test("in a large memory the turns holding the query's rarest word are scored first, whatever the common words bring", async (t) => {
+      const sql = await open(t);
+      if (!sql) return;
+      // More turns hold "garden" than a search scores; the one that also names the orchid is
+      // in the middle, where a scan in storage order (or newest first) reaches it after the
+      // limit. Left waiting, so that no check moves a row.
+      const garden = (from: number) =>
+        Array.from({ length: 450 }, (_, i) => `We sat in the garden on afternoon ${from + i}.`);
+      await store(sql, alice, [
+        ...garden(0),
+        "The garden finally has an orchid in bloom.",
+        ...garden(450),
+      ]);
+      const lexical = createLexicalSearch(sql);
+      const query = { ...alice, agentId: undefined, text: "orchid in the garden", limit: 5 };
+      const terms = await lexical.terms(query);
+      assert.deepEqual(
+        terms.terms.map((x) => [x.lexeme, x.documents]),
+        [
+          ["orchid", 1],
+          ["garden", 901],
+        ],
+      );
+      const turns = await lexical.turns(query, terms);
+      assert.equal(turns[0].content, "The garden finally has an orchid in bloom.");
       assert.equal(turns[0].coverage, 1);
     });
 

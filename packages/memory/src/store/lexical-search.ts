@@ -75,8 +75,12 @@ const B = 0.75;
  */
 const CANDIDATE_MAX_SHARE = 0.001;
 const CANDIDATE_MIN_DOCUMENTS = 1000;
-/** Rows scored per query at most; only reached when every query word is common. */
-const MAX_CANDIDATES = 1000;
+/**
+ * Rows scored per query at most, taken rarest term first (all the turns holding the rarest term,
+ * then those holding the next, ...), so that the turns a cap leaves out hold only commoner
+ * terms. Only reached in a large memory: scoring a row costs PostgreSQL about 7 µs.
+ */
+const MAX_CANDIDATES = 400;
 /** The rarest query terms that are scored; a pasted paragraph stays one cheap query. */
 const MAX_TERMS = 16;
 
@@ -85,11 +89,35 @@ function tsquery(lexemes: string[]): string {
   return lexemes.map((l) => `'${l.replaceAll("\\", "\\\\").replaceAll("'", "''")}'`).join(" | ");
 }
 
-function candidateLexemes({ terms, total }: QueryTerms): string[] {
+/** The terms candidates are drawn from, rarest first (`terms` is sorted so). */
+function candidateTerms({ terms, total }: QueryTerms): QueryTerm[] {
   const cap = Math.max(CANDIDATE_MIN_DOCUMENTS, total * CANDIDATE_MAX_SHARE);
   const chosen = terms.filter((t) => t.documents <= cap);
-  if (chosen.length > 0) return chosen.map((t) => t.lexeme);
-  return [terms.reduce((a, b) => (b.documents < a.documents ? b : a)).lexeme];
+  return chosen.length > 0 ? chosen : [terms[0]];
+}
+
+/**
+ * The candidate rows' statement (`match` is the WHERE clause they share). When the terms'
+ * messages may be more than MAX_CANDIDATES, one branch per term, rarest first, each leaving out
+ * the rows an earlier branch took, under one LIMIT (PostgreSQL runs the branches in order and
+ * stops at the limit); otherwise all of them, through one index scan.
+ */
+function candidateRows(terms: QueryTerm[], params: unknown[], match: string): string {
+  const lexemes = terms.map((t) => t.lexeme);
+  const holding = (some: string[]) => `e.search_vector @@ $${params.push(tsquery(some))}::tsquery`;
+  const rows = (condition: string) =>
+    `(SELECT e.id, e.seq, e.search_vector FROM memory_events e WHERE ${match} AND ${condition})`;
+  const documents = terms.reduce((sum, t) => sum + t.documents, 0);
+  if (documents <= MAX_CANDIDATES) return rows(holding(lexemes));
+  return lexemes
+    .map((lexeme, i) =>
+      rows(
+        i === 0
+          ? holding([lexeme])
+          : `${holding([lexeme])} AND NOT (${holding(lexemes.slice(0, i))})`,
+      ),
+    )
+    .join(" UNION ALL ");
 }
 
 const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf, 0);
@@ -156,8 +184,9 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
 
     async turns(query, terms) {
       if (terms.terms.length === 0) return [];
-      const params: unknown[] = [query.tenantId, query.userId, tsquery(candidateLexemes(terms))];
-      const extra = scopeFilterClause(query, params, "e");
+      const params: unknown[] = [query.tenantId, query.userId];
+      const match = `e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL${scopeFilterClause(query, params, "e")}`;
+      const candidates = candidateRows(candidateTerms(terms), params, match);
       params.push(
         terms.terms.map((t) => t.lexeme),
         terms.terms.map((t) => t.idf),
@@ -167,9 +196,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const n = params.length;
       const { rows } = await sql.query<TurnRow & { score: number; matched_idf: number }>(
         `WITH candidates AS (
-           SELECT e.id, e.seq, e.search_vector FROM memory_events e
-           WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL
-             AND e.search_vector @@ $3::tsquery${extra}
+           ${candidates}
            LIMIT ${MAX_CANDIDATES}
          ), best AS (
            SELECT c.id, c.seq, s.matched_idf, s.score FROM candidates c,

@@ -224,3 +224,52 @@ test("the in-memory exact index follows inserts, updates, archiving and deletes"
     await sql.close();
   }
 });
+
+test("a user with more chains than one slice of the exact scan: brute force's top results (PostgreSQL)", async (t) => {
+  if (!(await needsServer(t, "postgres"))) return;
+  const pg = await createTestPostgres();
+  const { sql } = pg;
+  try {
+    await migrateMemory(sql);
+    const exact = await createVectorSearch({ sql, dimensions: 8, mode: "exact" });
+    // 20,000 chains: the scan gives way once (16,384 rows a slice).
+    await sql.query(
+      `INSERT INTO memory_chains (id, tenant_id, user_id, agent_id, session_id, status, embedding,
+         last_access_at, first_event_at, last_event_at)
+       SELECT gen_random_uuid(), 't1', 'big', 'a' || (i % 2), gen_random_uuid(), 'closed',
+         ARRAY[sin(i), cos(i), sin(2 * i), cos(3 * i), sin(5 * i), cos(7 * i), sin(11 * i), 0.5]::real[],
+         now(), now(), now()
+       FROM generate_series(1, 20000) AS i`,
+    );
+    const query = [0.3, -0.2, 0.9, 0.1, -0.4, 0.2, 0.05, 0.5];
+    const search = (agentId?: string) =>
+      exact.search({ tenantId: "t1", userId: "big", agentId, embedding: query, limit: 10 });
+
+    const all = await sql.query<{ id: string; agent_id: string; embedding: number[] }>(
+      "SELECT id, agent_id, embedding FROM memory_chains WHERE user_id = 'big'",
+    );
+    const norm = (v: number[]) => Math.sqrt(v.reduce((sum, x) => sum + x * x, 0));
+    const bruteForce = (agentId?: string) =>
+      all.rows
+        .filter((r) => agentId === undefined || r.agent_id === agentId)
+        .map((r) => {
+          const v = r.embedding.map(Number);
+          const dot = v.reduce((sum, x, i) => sum + x * query[i], 0);
+          return { chainId: r.id, similarity: dot / (norm(v) * norm(query)) };
+        })
+        .sort((a, b) => b.similarity - a.similarity)
+        .slice(0, 10);
+    // The same chains with the same similarities (their order may differ at a tie in the last
+    // float32 digit).
+    for (const agentId of [undefined, "a1"]) {
+      const got = await search(agentId);
+      const expected = bruteForce(agentId);
+      assert.deepEqual(got.map((h) => h.chainId).sort(), expected.map((h) => h.chainId).sort());
+      for (const [i, hit] of got.entries()) {
+        assert.ok(Math.abs(hit.similarity - expected[i].similarity) < 1e-5);
+      }
+    }
+  } finally {
+    await pg.drop();
+  }
+});
