@@ -126,6 +126,12 @@ const MIN_COSINE_SHARE = { semantic: 0.85, lexical: 1 };
 /** Turns whose rarest words seed the feedback query, and how many of those words it takes. */
 const FEEDBACK_SOURCES = 2;
 const FEEDBACK_TERMS = 4;
+/**
+ * Turns the second query scores at most, those holding its rarest terms first: what it looks for
+ * is the few turns that share a rare word with the best hits (a quarter of the first query's
+ * rows; in a memory of a million turns the second query cost as much as the first).
+ */
+const FEEDBACK_SCORED = 100;
 const MIN_TURN_CANDIDATES = 50;
 /** Chains nearest the question by their vectors, whose turns are ranked by vector too. */
 const EXPANDED_CHAINS = 5;
@@ -228,7 +234,11 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         const sources = first.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
         const feedbackTerms = await lexical.feedback(query, sources, terms, FEEDBACK_TERMS);
         // The turns the terms came from hold them all: the second query is for the others.
-        const second = await lexical.turns({ ...query, limit: candidateTurns }, feedbackTerms);
+        const second = await lexical.turns(
+          { ...query, limit: candidateTurns },
+          feedbackTerms,
+          FEEDBACK_SCORED,
+        );
         return { first, second: second.filter((t) => !sources.includes(t.eventId)) };
       };
       const turnsOfNearestChains = async () => {

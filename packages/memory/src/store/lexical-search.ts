@@ -51,7 +51,11 @@ export interface LexicalTurn {
 export interface LexicalSearch {
   /** The query's lexemes with their IDF in the user's messages; none for stopword-only text. */
   terms(query: Omit<LexicalQuery, "limit">): Promise<QueryTerms>;
-  turns(query: LexicalQuery, terms: QueryTerms): Promise<LexicalTurn[]>;
+  /**
+   * The best `limit` of the messages holding the candidate terms, of at most `scored` of them
+   * (rarest term first; 400 unless given).
+   */
+  turns(query: LexicalQuery, terms: QueryTerms, scored?: number): Promise<LexicalTurn[]>;
   /**
    * Pseudo-relevance feedback: the rarest lexemes of the given messages that the query lacks,
    * as terms of a second query. A question that names a thing one turn links to another ("the
@@ -98,17 +102,22 @@ function candidateTerms({ terms, total }: QueryTerms): QueryTerm[] {
 
 /**
  * The candidate rows' statement (`match` is the WHERE clause they share). When the terms'
- * messages may be more than MAX_CANDIDATES, one branch per term, rarest first, each leaving out
+ * messages may be more than are `scored`, one branch per term, rarest first, each leaving out
  * the rows an earlier branch took, under one LIMIT (PostgreSQL runs the branches in order and
  * stops at the limit); otherwise all of them, through one index scan.
  */
-function candidateRows(terms: QueryTerm[], params: unknown[], match: string): string {
+function candidateRows(
+  terms: QueryTerm[],
+  scored: number,
+  params: unknown[],
+  match: string,
+): string {
   const lexemes = terms.map((t) => t.lexeme);
   const holding = (some: string[]) => `e.search_vector @@ $${params.push(tsquery(some))}::tsquery`;
   const rows = (condition: string) =>
     `(SELECT e.id, e.seq, e.search_vector FROM memory_events e WHERE ${match} AND ${condition})`;
   const documents = terms.reduce((sum, t) => sum + t.documents, 0);
-  if (documents <= MAX_CANDIDATES) return rows(holding(lexemes));
+  if (documents <= scored) return rows(holding(lexemes));
   return lexemes
     .map((lexeme, i) =>
       rows(
@@ -182,11 +191,11 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       return { terms, total, averageLength: total > 0 ? Number(rows[0].lexemes) / total : 1 };
     },
 
-    async turns(query, terms) {
+    async turns(query, terms, scored = MAX_CANDIDATES) {
       if (terms.terms.length === 0) return [];
       const params: unknown[] = [query.tenantId, query.userId];
       const match = `e.tenant_id = $1 AND e.user_id = $2 AND e.search_vector IS NOT NULL${scopeFilterClause(query, params, "e")}`;
-      const candidates = candidateRows(candidateTerms(terms), params, match);
+      const candidates = candidateRows(candidateTerms(terms), scored, params, match);
       params.push(
         terms.terms.map((t) => t.lexeme),
         terms.terms.map((t) => t.idf),
@@ -197,7 +206,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const { rows } = await sql.query<TurnRow & { score: number; matched_idf: number }>(
         `WITH candidates AS (
            ${candidates}
-           LIMIT ${MAX_CANDIDATES}
+           LIMIT ${Math.trunc(scored)}
          ), best AS (
            SELECT c.id, c.seq, s.matched_idf, s.score FROM candidates c,
            LATERAL (
