@@ -226,9 +226,9 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       ]);
       const focus = await focusQuery(embedder, query.text, terms, queryVector);
       const candidateTurns = Math.max(MIN_TURN_CANDIDATES, query.limit * 3);
-      // Two chains of work side by side: the lexical hops (round trips to PostgreSQL, little
-      // work here) and the chains nearest by vector (in a large memory mostly the scan of their
-      // vectors here, which gives way now and then so that the hops go on beside it).
+      // Two sequences of work side by side: the lexical hops (round trips to PostgreSQL, little
+      // work here) and the dialogue chains nearest by vector (in a large memory mostly the scan
+      // of their vectors here, which gives way now and then so that the hops go on beside it).
       const lexicalHops = async () => {
         const first = await lexical.turns({ ...query, limit: candidateTurns }, terms);
         const sources = first.slice(0, FEEDBACK_SOURCES).map((t) => t.eventId);
