@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
 import { createServer as createTcpServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,12 +47,30 @@ async function portFree(port: number): Promise<boolean> {
 }
 
 /**
+ * The first port the kernel hands out to outgoing connections (Linux's default where the setting
+ * cannot be read).
+ */
+async function ephemeralPortsStart(): Promise<number> {
+  try {
+    const range = await readFile("/proc/sys/net/ipv4/ip_local_port_range", "utf8");
+    return Number.parseInt(range.trim().split(/\s+/)[0] ?? "", 10) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
  * An ATRIUM_PORT_OFFSET whose ports are free for `platforms` platforms, each `spacing` above the
- * one before, so tests never meet a running `make start` (offset 0) or each other.
+ * one before, so tests never meet a running `make start` (offset 0) or each other. Every port
+ * stays below the ephemeral range: a port found free there can be taken, before the platform
+ * binds it, as the local end of any outgoing connection the tests running beside it make.
  */
 export async function freePortOffset(spacing: number, platforms: number): Promise<number> {
+  const highest = Math.max(...platformPorts) + spacing * (platforms - 1);
+  const room = (await ephemeralPortsStart()) - 1 - highest - 1000;
+  if (room <= 0) throw new Error(`no room below the ephemeral ports for ${platforms} platforms`);
   for (let attempt = 0; attempt < 50; attempt++) {
-    const offset = 1000 + Math.floor(Math.random() * (65_535 - 9092 - spacing * platforms - 1000));
+    const offset = 1000 + Math.floor(Math.random() * room);
     const ports = Array.from({ length: platforms }, (_, i) =>
       platformPorts.map((port) => port + offset + i * spacing),
     ).flat();
