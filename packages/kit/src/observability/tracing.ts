@@ -140,11 +140,13 @@ function emitWithin(active: Context, emitter: EventEmitter): void {
   };
 }
 
-const requestSpans = new WeakMap<IncomingMessage, Span>();
-
-/** The SERVER span of a REST request, to name it by its route once routing has run. */
-export function restRequestSpan(request: IncomingMessage): Span | undefined {
-  return requestSpans.get(request);
+/**
+ * The SERVER span of a REST request, to name it by its route once routing has run: the active
+ * span, as the request's hooks run inside its context (a WeakMap keyed by the request cost an
+ * entry per request, which every young-generation GC then had to walk).
+ */
+export function restRequestSpan(): Span | undefined {
+  return trace.getActiveSpan();
 }
 
 /**
@@ -169,8 +171,8 @@ export function traceHttpServer(server: Server, tracerName: string): void {
       },
       parent,
     );
-    requestSpans.set(request, span);
-    response.once("close", () => {
+    // "close" comes once per response: `on` spares `once` its wrapper and the removal.
+    response.on("close", () => {
       span.setAttribute("http.response.status_code", response.statusCode);
       if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
