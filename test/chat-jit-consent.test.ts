@@ -177,7 +177,13 @@ test("a step that needs a connection yields with an authorization URL and finish
   assert.match(resource.lastAuthorization() ?? "", /^Bearer /);
 
   for (const host of [a, b]) {
-    const events = (await call(host, `/chat/history/${workflowId}/${stepId}`)).body.events;
+    // The run is recorded as ended just before its last step_complete is written (docs/chat.md).
+    const historyPath = `/chat/history/${workflowId}/${stepId}`;
+    let events = (await call(host, historyPath)).body.events;
+    for (let i = 0; i < 200 && events.filter((e) => e.type === "step_complete").length < 2; i++) {
+      await sleep(25);
+      events = (await call(host, historyPath)).body.events;
+    }
     const thoughts = events.filter((e) => e.type === "thinking");
     const phases = thoughts.map((e) => e.data.phase);
     assert.equal(phases.filter((p) => p === "pause").length, 1, "one pause");
