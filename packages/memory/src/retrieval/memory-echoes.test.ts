@@ -17,10 +17,11 @@ test("a reply repeating an earlier turn word for word, or memory's rendering, is
   const fact = turn("user", "We adopted a retired greyhound called Biscuit in May.", 0);
   const quote = turn("agent", "You said: we adopted a retired greyhound called Biscuit in May!", 5);
   const rendered = turn("agent", "[2026-01-01 09:00] User: We adopted a greyhound", 6);
+  const laterLine = turn("agent", "Earlier: [09:07] Agent: greyhounds sleep a lot", 7);
   const answer = turn("agent", "Biscuit sounds lovely.", 1);
   assert.deepEqual(
-    [...memoryEchoes([quote, rendered, answer, fact])].sort(),
-    [quote.eventId, rendered.eventId].sort(),
+    [...memoryEchoes([quote, rendered, laterLine, answer, fact])].sort(),
+    [quote.eventId, rendered.eventId, laterLine.eventId].sort(),
   );
 });
 

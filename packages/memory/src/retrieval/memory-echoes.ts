@@ -2,10 +2,11 @@ import type { Turn } from "../store/turns.js";
 import { orderOfSaying } from "./quote-turns.js";
 
 /**
- * Memory's own rendering of a quoted turn (quote-turns.ts): `[2026-11-26 17:34] User: …`. A
- * turn holding one repeats a search result, whoever stored it.
+ * Memory's own rendering of a quoted turn (quote-turns.ts): `[2026-11-26 17:34] User: …`, or
+ * `[17:36] Agent: …` later the same day. A turn holding one repeats a search result, whoever
+ * stored it.
  */
-const RENDERED_QUOTE = /\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}\] (?:User|Agent):/;
+const RENDERED_QUOTE = /\[(?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}\] (?:User|Agent):/;
 /**
  * A reply holding an earlier turn this long (normalised) quotes it; a shorter one ("Thanks!",
  * "Sounds good") is said again in conversation without being a quote.

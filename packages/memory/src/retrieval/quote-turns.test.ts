@@ -12,6 +12,23 @@ const turn = (role: "user" | "agent", content: string, at: string): Turn => ({
   occurredAt: new Date(at),
 });
 
+test("a line is stamped in full on a new day, by its minute later that day, not at all the same minute", () => {
+  assert.deepEqual(
+    quoteTurns([
+      { turn: turn("user", "Did you book the ferry?", "2026-02-03T14:05:10Z"), lexemes: [] },
+      { turn: turn("agent", "Yes, for Friday.", "2026-02-03T14:05:40Z"), lexemes: [] },
+      { turn: turn("user", "Which deck?", "2026-02-03T14:07:00Z"), lexemes: [] },
+      { turn: turn("agent", "The upper one.", "2026-02-04T09:00:00Z"), lexemes: [] },
+    ]).split("\n"),
+    [
+      "[2026-02-03 14:05] User: Did you book the ferry?",
+      "Agent: Yes, for Friday.",
+      "[14:07] User: Which deck?",
+      "[2026-02-04 09:00] Agent: The upper one.",
+    ],
+  );
+});
+
 test("turns are quoted oldest first, the user before the agent at the same time", () => {
   const at = "2026-02-03T14:05:59Z";
   assert.equal(
@@ -23,7 +40,7 @@ test("turns are quoted oldest first, the user before the agent at the same time"
     [
       "[2026-02-01 08:00] User: Earlier words.",
       "[2026-02-03 14:05] User: I fly to Lisbon in May.",
-      "[2026-02-03 14:05] Agent: Noted.",
+      "Agent: Noted.",
     ].join("\n"),
   );
 });
@@ -57,7 +74,7 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
     quoted,
     [
       "[2026-02-03 14:05] User: … The drive back took four hours because of the roadworks near the bridge. Anyway, guess what we finally adopted on Sunday?",
-      "[2026-02-03 14:05] Agent: A greyhound? Biscuit sounds lovely.",
+      "Agent: A greyhound? Biscuit sounds lovely.",
     ].join("\n"),
   );
   const short = quoteTurns([
@@ -79,7 +96,7 @@ test("a reply quoted as what answers a matched question is quoted by its opening
     quoted,
     [
       "[2026-02-03 14:05] User: Did you get the job at the clinic?",
-      "[2026-02-03 14:05] Agent: Yes, I start at the clinic in May. …",
+      "Agent: Yes, I start at the clinic in May. …",
     ].join("\n"),
   );
 });
@@ -103,11 +120,8 @@ test("the same speaker's messages around a matched one are quoted by the edge th
     quoted[0],
     "[2026-02-03 14:04] User: … and then some more words. and then some more words.",
   );
-  assert.equal(quoted[1], "[2026-02-03 14:05] User: I bought the red bike.");
-  assert.match(
-    quoted[2],
-    /^\[2026-02-03 14:06\] User: It was on sale\. and then some more words\. … ?$/,
-  );
-  for (const line of [quoted[0], quoted[2]])
-    assert.ok(line.length - "[2026-02-03 14:04] User: ".length <= 60);
+  assert.equal(quoted[1], "[14:05] User: I bought the red bike.");
+  assert.match(quoted[2], /^\[14:06\] User: It was on sale\. and then some more words\. … ?$/);
+  assert.ok(quoted[0].length - "[2026-02-03 14:04] User: ".length <= 60);
+  assert.ok(quoted[2].length - "[14:06] User: ".length <= 60);
 });

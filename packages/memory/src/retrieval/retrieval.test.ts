@@ -101,7 +101,7 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
         page.content,
         [
           "[2026-02-03 14:06] User: I've been researching adoption agencies for months now.",
-          "[2026-02-03 14:07] Agent: That is a big step. Which agencies?",
+          "[14:07] Agent: That is a big step. Which agencies?",
         ].join("\n"),
       );
       assert.equal(page.timestamp.toISOString(), "2026-02-03T14:06:00.000Z");
