@@ -45,10 +45,9 @@ export interface RetrievedPage {
    */
   turns: PageTurn[];
   /**
-   * 0–1, higher is closer, descending down the list. The first result carries the best absolute
-   * relevance among the results (of a matched turn: the larger of the share of the query's IDF
-   * mass it contains and its cosine similarity to the query), so a caller can hold it to a floor;
-   * the others carry that value scaled by their fused score relative to the first's.
+   * 0–1, higher is surer, descending down the list. The first result carries how sure the search
+   * is of its matched turn (`confidence`), so a caller can hold it to a floor; the others carry
+   * that value scaled by their fused score relative to the first's.
    */
   score: number;
   /** When the matched turn was said. */
@@ -366,6 +365,24 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
   };
 }
 
+/** A place in a ranking as a weight: 1 for the first, 1/2 for the second…, 0 when absent. */
+const placeWeight = (rank: number | undefined) => (rank === undefined ? 0 : 1 / (1 + rank));
+
+/**
+ * How sure the search is of a matched turn, 0–1: how close it is (the larger of the share of the
+ * question's word rarity it holds and its cosine to the question) times how far the lexical and
+ * the vector ranking agree it comes first. On REALTALK a right first hit outscores a wrong one in
+ * 78 % of pairs (ROC AUC 0.78; the closeness alone 0.71, the list's best closeness, which
+ * this replaced, 0.63), on the generated set 0.60 (0.42 before): a turn holding every word of
+ * the question is close whether or not it answers it, and a turn both rankings put first is
+ * more often the one that does.
+ */
+function confidence(c: Candidate): number {
+  return (
+    (Math.max(c.coverage, c.cosine) * (placeWeight(c.lexicalRank) + placeWeight(c.vectorRank))) / 2
+  );
+}
+
 /** What is quoted beside a matched turn, by the matched turn's id, and what never is. */
 interface TurnsBeside {
   answered: Map<string, Turn & { chainId?: string }>;
@@ -436,8 +453,7 @@ function pagesOf(
       quote(turn, before ? "before" : "after");
     }
   }
-  const relevance = (c: Candidate) => Math.max(c.coverage, c.cosine);
-  const best = Math.max(0, ...results.map((r) => relevance(r.matched)));
+  const first = results[0] ? confidence(results[0].matched) : 0;
   const top = results[0]?.matched.score ?? 1;
   return results.map(({ matched, turns, quotedAs }) => {
     const inOrder = orderOfSaying(turns);
@@ -449,7 +465,7 @@ function pagesOf(
         inOrder.map((turn) => ({ turn, lexemes, as: quotedAs.get(turn.eventId) })),
       ),
       turns: inOrder,
-      score: (best * matched.score) / top,
+      score: (first * matched.score) / top,
       timestamp: matched.turn.occurredAt,
       ...(explain
         ? { ranks: { lexical: place(matched.lexicalRank), vector: place(matched.vectorRank) } }
