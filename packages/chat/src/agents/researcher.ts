@@ -20,7 +20,7 @@ export interface ResearcherOptions {
   maxPages?: number;
   /**
    * Memory hits scoring below this are not used (SearchMemory's similarity_score, 0–1). Default
-   * 0.25: on REALTALK it keeps 79 % of the first hits that hold the evidence and 36 % of those
+   * 0.25: on REALTALK it keeps 77 % of the first hits that hold the evidence and 38 % of those
    * that do not.
    */
   minRelevance?: number;

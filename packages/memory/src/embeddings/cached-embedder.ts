@@ -27,6 +27,7 @@ export function createCachedEmbedder(inner: Embedder, options: CachedEmbedderOpt
     model: inner.model,
     dimensions: inner.dimensions,
     semantic: inner.semantic,
+    ...(inner.wordCloseness ? { wordCloseness: inner.wordCloseness.bind(inner) } : {}),
     async embed(texts) {
       const keys = texts.map((t) => embeddingCacheKey(inner.model, t));
       const cached = await Promise.all(keys.map((k) => options.store.get(k).catch(() => null)));

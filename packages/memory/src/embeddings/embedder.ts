@@ -10,6 +10,13 @@ export interface Embedder {
    */
   readonly semantic: boolean;
   embed(texts: string[]): Promise<number[][]>;
+  /**
+   * For each text, how close its words come to the question's, 0–1: each question word's best
+   * cosine to a word of the text, weighted by the question word's rarity. Where one averaged
+   * vector per text blurs a question about "food" into a long turn that names "fries" in
+   * passing, this finds the turn. Only an embedder with word vectors (`glove`) has it.
+   */
+  wordCloseness?(question: string, texts: string[]): number[];
 }
 
 export async function embedOne(embedder: Embedder, text: string): Promise<number[]> {

@@ -74,6 +74,24 @@ describe("glove embedder (word vectors shipped in an npm package)", () => {
     ]);
     assert.ok(cosineSimilarity(couch, sofa) > cosineSimilarity(hashCouch, hashSofa) + 0.2);
   });
+
+  test("word closeness finds a long turn naming the question's thing in other words, where an average blurs it", async () => {
+    const embedder = createGloveEmbedder();
+    const question = "When did we go to the cinema?";
+    const turns = [
+      "Long day. The traffic on the ring road was awful, my boss kept changing the deadline, and in the evening we finally saw a movie.",
+      "When did we go to the bank to open the account?",
+      "We went to the park with the kids.",
+    ];
+    const closeness = embedder.wordCloseness?.(question, turns) ?? [];
+    assert.ok(closeness[0] > closeness[1] && closeness[0] > closeness[2], String(closeness));
+    assert.ok(closeness.every((c) => c >= 0 && c <= 1));
+    // The case the list is for: the averaged vectors put the park before the film.
+    const [asked, film, , park] = await embedder.embed([question, ...turns]);
+    assert.ok(cosineSimilarity(asked, park) > cosineSimilarity(asked, film));
+    // A question with no word the table knows is close to nothing, never NaN.
+    assert.deepEqual(embedder.wordCloseness?.("zzqxv qqzzx", turns), [0, 0, 0]);
+  });
 });
 
 describe("openai embedder against a loopback OpenAI-compatible server", () => {

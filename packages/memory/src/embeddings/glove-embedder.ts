@@ -40,10 +40,42 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
     return l2Normalize(sum);
   }
 
+  /** A text's distinct words that have a vector, as rows of the table. */
+  const rowsOf = (text: string) => {
+    const found = new Set<number>();
+    for (const word of tokenize(text)) {
+      const row = rows.get(word);
+      if (row !== undefined) found.add(row);
+    }
+    return [...found];
+  };
+
+  function wordCloseness(question: string, texts: string[]): number[] {
+    const asked = rowsOf(question);
+    const mass = asked.reduce((sum, row) => sum + weights[row], 0);
+    if (mass === 0) return texts.map(() => 0);
+    return texts.map((text) => {
+      const said = rowsOf(text);
+      let closeness = 0;
+      for (const q of asked) {
+        let best = 0;
+        for (const t of said) {
+          let dot = 0;
+          for (let d = 0, qo = q * dimensions, to = t * dimensions; d < dimensions; d++)
+            dot += matrix[qo + d] * matrix[to + d];
+          if (dot > best) best = dot;
+        }
+        closeness += weights[q] * best;
+      }
+      return closeness / mass;
+    });
+  }
+
   return {
     model: `glove-sif-${dimensions}`,
     dimensions,
     semantic: true,
     embed: async (texts) => texts.map(embedText),
+    wordCloseness,
   };
 }
