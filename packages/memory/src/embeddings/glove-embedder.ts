@@ -40,33 +40,54 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
     return l2Normalize(sum);
   }
 
-  /** A text's distinct words that have a vector, as rows of the table. */
-  const rowsOf = (text: string) => {
-    const found = new Set<number>();
-    for (const word of tokenize(text)) {
-      const row = rows.get(word);
-      if (row !== undefined) found.add(row);
-    }
-    return [...found];
-  };
+  // Per search, each word's cosines to the question's words are computed once (the texts share
+  // most of their words) into `cosines`, at the slot `slotOf` gives a row stamped with the
+  // search's number: two typed arrays kept between searches, where a Map per search cost more
+  // than the products.
+  const slotOf = new Int32Array(words.length);
+  const searchOf = new Int32Array(words.length);
+  let search = 0;
+  let cosines = new Float64Array(4096);
 
   function wordCloseness(question: string, texts: string[]): number[] {
-    const asked = rowsOf(question);
+    const asked = [...new Set(tokenize(question).flatMap((word) => rows.get(word) ?? []))];
     const mass = asked.reduce((sum, row) => sum + weights[row], 0);
     if (mass === 0) return texts.map(() => 0);
+    if (search === 0x7fffffff) {
+      searchOf.fill(0);
+      search = 0;
+    }
+    search++;
+    const n = asked.length;
+    let slots = 0;
+    const best = new Float64Array(n);
     return texts.map((text) => {
-      const said = rowsOf(text);
-      let closeness = 0;
-      for (const q of asked) {
-        let best = 0;
-        for (const t of said) {
-          let dot = 0;
-          for (let d = 0, qo = q * dimensions, to = t * dimensions; d < dimensions; d++)
-            dot += matrix[qo + d] * matrix[to + d];
-          if (dot > best) best = dot;
+      best.fill(0);
+      for (const word of tokenize(text)) {
+        const row = rows.get(word);
+        if (row === undefined) continue;
+        if (searchOf[row] !== search) {
+          searchOf[row] = search;
+          slotOf[row] = slots++;
+          if (slots * n > cosines.length) {
+            const grown = new Float64Array(cosines.length * 2);
+            grown.set(cosines);
+            cosines = grown;
+          }
+          const at = slotOf[row] * n;
+          const to = row * dimensions;
+          for (let k = 0; k < n; k++) {
+            let dot = 0;
+            for (let d = 0, qo = asked[k] * dimensions; d < dimensions; d++)
+              dot += matrix[qo + d] * matrix[to + d];
+            cosines[at + k] = dot;
+          }
         }
-        closeness += weights[q] * best;
+        const at = slotOf[row] * n;
+        for (let k = 0; k < n; k++) if (cosines[at + k] > best[k]) best[k] = cosines[at + k];
       }
+      let closeness = 0;
+      for (let k = 0; k < n; k++) closeness += weights[asked[k]] * best[k];
       return closeness / mass;
     });
   }
