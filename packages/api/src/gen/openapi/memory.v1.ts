@@ -384,7 +384,11 @@ export interface components {
             content: string;
             /**
              * Format: double
-             * @description Cosine similarity in [-1, 1]; higher means closer.
+             * @description Higher means closer. A dialogue_page of hybrid search (the default): 0 to 1, descending, the
+             *     first result's confidence in its matched turn (its closeness to the query times how far the
+             *     lexical and vector rankings agree it comes first), the others that scaled by their fused rank
+             *     score, so a caller can hold the first to a floor. A dialogue_page in vector mode and an
+             *     entity: the cosine similarity of its text to the query, -1 to 1.
              */
             similarity_score: number;
             /** @description dialogue_page or entity. */

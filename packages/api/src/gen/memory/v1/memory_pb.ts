@@ -171,7 +171,11 @@ export type SearchResult = Message<"memory.v1.SearchResult"> & {
   content: string;
 
   /**
-   * Cosine similarity in [-1, 1]; higher means closer.
+   * Higher means closer. A dialogue_page of hybrid search (the default): 0 to 1, descending, the
+   * first result's confidence in its matched turn (its closeness to the query times how far the
+   * lexical and vector rankings agree it comes first), the others that scaled by their fused rank
+   * score, so a caller can hold the first to a floor. A dialogue_page in vector mode and an
+   * entity: the cosine similarity of its text to the query, -1 to 1.
    *
    * @generated from field: double similarity_score = 2;
    */
