@@ -136,7 +136,9 @@ type SearchInput struct {
 
 type SearchResult struct {
 	Content string `json:"content"`
-	// SimilarityScore is the cosine similarity, higher is closer.
+	// SimilarityScore: higher is closer. For a dialogue page of hybrid search (the default), 0 to 1
+	// and descending: the first result's confidence in its matched turn, which a caller can hold
+	// to a floor; for vector mode and entities, the cosine similarity.
 	SimilarityScore float64 `json:"similarity_score"`
 	SourceType      string  `json:"source_type"`
 	SourceID        string  `json:"source_id"`
