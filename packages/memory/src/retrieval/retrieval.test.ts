@@ -178,6 +178,40 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       );
     });
 
+    test("turns stored with one time (an import with dates only) are quoted in the order they were said", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const lines = [
+        ...smallTalk("the weather", 4),
+        "Remember the manga you kept recommending?",
+        "I finally started Orange on the train, two chapters in.",
+        "Nice, tell me what you think.",
+      ];
+      const { ids } = await converse(ctx.sql, alice, lines, "2026-02-03T00:00:00Z", true, [
+        ...[0, 1, 2, 3].map((i) => ({ role: i % 2 ? "agent" : "user", minute: 0 }) as const),
+        { role: "user", minute: 0 },
+        { role: "user", minute: 0 },
+        { role: "agent", minute: 0 },
+      ]);
+      const [orange] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "Did I start reading Orange?",
+        limit: 1,
+      });
+      assert.deepEqual(
+        orange.turns.map((turn) => turn.eventId),
+        [ids[4], ids[5]],
+      );
+      assert.equal(
+        orange.content,
+        [
+          "[2026-02-03 00:00] User: Remember the manga you kept recommending?",
+          "User: I finally started Orange on the train, two chapters in.",
+        ].join("\n"),
+      );
+    });
+
     test("a question naming a day finds the turn that speaks of it, said the day after", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

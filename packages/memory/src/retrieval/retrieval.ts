@@ -458,6 +458,18 @@ function pagesOf(
       quotedIds.add(turn.eventId);
       if (as) result.quotedAs.set(turn.eventId, as);
     };
+    // Quoted in the order they were said: turns stored with one time (a transcript imported
+    // with its dates only) are then put in order by time alone, which keeps this order for them.
+    const beside = neighbours.get(candidate.turn.eventId) ?? [];
+    const quoteNeighbours = (before: boolean) => {
+      for (const neighbour of beside) {
+        const { turn } = neighbour;
+        if (neighbour.before !== before) continue;
+        if (quotedIds.has(turn.eventId) || bestTurns.has(turn.eventId)) continue;
+        quote(turn, before ? "before" : "after");
+      }
+    };
+    quoteNeighbours(true);
     if (question && !quotedIds.has(question.eventId)) quote(question, "answered");
     const { eventId, chainId, sessionId, role, source, content, occurredAt } = candidate.turn;
     quote({
@@ -471,10 +483,7 @@ function pagesOf(
     });
     const reply = answers.get(candidate.turn.eventId);
     if (reply && !quotedIds.has(reply.eventId)) quote(reply, "reply");
-    for (const { turn, before } of neighbours.get(candidate.turn.eventId) ?? []) {
-      if (quotedIds.has(turn.eventId) || bestTurns.has(turn.eventId)) continue;
-      quote(turn, before ? "before" : "after");
-    }
+    quoteNeighbours(false);
   }
   const first = results[0] ? confidence(results[0].matched) : 0;
   const top = results[0]?.matched.score ?? 1;
