@@ -301,29 +301,20 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       );
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
-      const vectors = await embedder.embed(embedded.map((c) => focus.strip(c.turn.content)));
+      const texts = embedded.map((c) => focus.strip(c.turn.content));
+      const vectors = await embedder.embed(texts);
+      const cosines = vectors.map((v) => Math.max(0, cosineSimilarity(focus.vector, v)));
       embedded.forEach((c, i) => {
-        c.cosine = Math.max(0, cosineSimilarity(focus.vector, vectors[i]));
+        c.cosine = cosines[i];
       });
-      embedded
-        .filter((c) => c.cosine > 0)
-        .sort((a, b) => b.cosine - a.cosine)
-        .forEach((c, rank) => {
-          c.vectorRank = rank;
-        });
-
+      highestFirst(embedded, cosines).forEach((c, rank) => {
+        c.vectorRank = rank;
+      });
       if (embedder.wordCloseness) {
-        const closeness = embedder.wordCloseness(
-          focus.strip(query.text),
-          embedded.map((c) => focus.strip(c.turn.content)),
-        );
-        embedded
-          .map((c, i) => ({ c, closeness: closeness[i] }))
-          .filter((x) => x.closeness > 0)
-          .sort((a, b) => b.closeness - a.closeness)
-          .forEach(({ c }, rank) => {
-            c.wordRank = rank;
-          });
+        const closeness = embedder.wordCloseness(focus.strip(query.text), texts);
+        highestFirst(embedded, closeness).forEach((c, rank) => {
+          c.wordRank = rank;
+        });
       }
 
       const topCosine = Math.max(0, ...embedded.map((c) => c.cosine));
@@ -386,6 +377,15 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       );
     },
   };
+}
+
+/** The candidates whose value (`values[i]` for `candidates[i]`) is above 0, highest first. */
+function highestFirst(candidates: Candidate[], values: number[]): Candidate[] {
+  return candidates
+    .map((c, i) => ({ c, value: values[i] }))
+    .filter((x) => x.value > 0)
+    .sort((a, b) => b.value - a.value)
+    .map((x) => x.c);
 }
 
 /** A place in a ranking as a weight: 1 for the first, 1/2 for the second…, 0 when absent. */
