@@ -48,6 +48,9 @@ if (files.length === 0 && suites.length === 0) {
 const containerFiles = files.filter((path) => path.endsWith(".container.test.ts"));
 const otherFiles = files.filter((path) => !containerFiles.includes(path));
 
+/** Names of the failed tests, printed again just above the last line. */
+const failures = [];
+
 /** Node's runner over TypeScript files; its counts as { passed, failed, skipped }. */
 function runNodeTests(files, concurrency, timeoutMs) {
   if (files.length === 0) return Promise.resolve({ passed: 0, failed: 0, skipped: 0 });
@@ -80,6 +83,7 @@ function runNodeTests(files, concurrency, timeoutMs) {
         failed: count("failed"),
         skipped: count("skipped"),
       };
+      failures.push(...summary.split("\n").filter((line) => line.startsWith("failed: ")));
       // A runner that died without failing a test still fails the run.
       if (counts.failed === 0 && (code !== 0 || signal)) counts.failed = 1;
       resolve(counts);
@@ -103,5 +107,6 @@ for (const suite of suites) {
   for (const key of Object.keys(totals)) totals[key] += counts[key];
 }
 const { passed, failed, skipped } = totals;
+for (const line of failures) console.log(line);
 console.log(`tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
 process.exit(failed > 0 ? 1 : 0);
