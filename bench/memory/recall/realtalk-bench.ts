@@ -5,9 +5,14 @@
 //
 //   nice -n 10 node --conditions=atrium-source --import tsx \
 //     bench/memory/recall/realtalk-bench.ts <dir with Chat_*.json> [--data-dir <dir>]
+//       [--session-times]
 //
 // `--data-dir` keeps the service's data directory: a second run with the same directory skips
 // the ingest (for measuring a ranking change; a change to what is indexed needs a fresh one).
+// `--session-times` stores every turn with its session's first time instead of its own, as a
+// client that knows only when a session happened does (LoCoMo's harness sends each session's
+// date): results then carry one stamp for many lines and a day's order rests on storage order.
+// Give it its own `--data-dir`.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -276,6 +281,17 @@ function separation({ right, wrong }: { right: number[]; wrong: number[] }) {
   };
 }
 
+/** The chat with every turn stamped with its session's first time. */
+function withSessionTimes(chat: RealtalkChat): RealtalkChat {
+  const first = new Map<number, string>();
+  for (const turn of chat.turns)
+    if (!first.has(turn.session)) first.set(turn.session, turn.timestamp);
+  return {
+    ...chat,
+    turns: chat.turns.map((turn) => ({ ...turn, timestamp: first.get(turn.session) as string })),
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const keep = args.indexOf("--data-dir");
@@ -283,11 +299,12 @@ async function main() {
   const dataPath = args.find((a, i) => !a.startsWith("--") && (keep < 0 || i !== keep + 1));
   if (!dataPath) {
     console.error(
-      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>]",
+      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times]",
     );
     process.exit(2);
   }
-  const chats = loadRealtalk(resolve(dataPath));
+  const loaded = loadRealtalk(resolve(dataPath));
+  const chats = args.includes("--session-times") ? loaded.map(withSessionTimes) : loaded;
   const summary = {
     chats: chats.length,
     turns: chats.reduce((s, c) => s + c.turns.length, 0),

@@ -56,6 +56,24 @@ describe("recent pages cache", () => {
     assert.deepEqual(topics(await pages.read(scope, 5)), ["milk", "espresso"]);
   });
 
+  test("of chains whose newest messages share one time, the one that took a message last comes first", async () => {
+    const pages = createRecentPages({ sql, cache });
+    const scope = newScope();
+    const at = new Date(Date.UTC(2026, 0, 1, 10, 0));
+    // Ids in the opposite order to saving, so that an order by id alone would put the oldest first.
+    for (const [topic, id] of [
+      ["morning", "00000000-0000-4000-8000-000000000001"],
+      ["noon", "80000000-0000-4000-8000-000000000001"],
+      ["evening", "ffffffff-0000-4000-8000-000000000001"],
+    ]) {
+      await chainStore.save(
+        sql,
+        testChain(scope, { id, topic, summary: topic, content: `User: ${topic}`, lastEventAt: at }),
+      );
+    }
+    assert.deepEqual(topics(await pages.read(scope, 2)), ["evening", "noon"]);
+  });
+
   test("invalidating one scope leaves another scope's cached list in use", async () => {
     const pages = createRecentPages({ sql, cache });
     const [a, b] = [newScope(), newScope()];
