@@ -84,6 +84,7 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
         ...smallTalk("the weather", 6),
         "I've been researching adoption agencies for months now.",
         "That is a big step. Which agencies?",
+        "Bright Futures and Open Arms, mostly.",
         ...smallTalk("the weather", 6),
       ];
       const { chainId } = await converse(ctx.sql, alice, lines, "2026-02-03T14:00:00Z");
@@ -96,12 +97,14 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       });
       assert.equal(page.sourceType, "dialogue_page");
       assert.equal(page.sourceId, chainId);
-      // The reply matched too ("agencies"); the weather talk around them did not.
+      // The reply matched too ("agencies"), and its question brings the answer to it; the
+      // weather talk around them did not.
       assert.equal(
         page.content,
         [
           "[2026-02-03 14:06] User: I've been researching adoption agencies for months now.",
           "[14:07] Agent: That is a big step. Which agencies?",
+          "[14:08] User: Bright Futures and Open Arms, mostly.",
         ].join("\n"),
       );
       assert.equal(page.timestamp.toISOString(), "2026-02-03T14:06:00.000Z");
@@ -138,6 +141,33 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
         [ids[4], ids[5]],
       );
       assert.match(page.content, /Agent: A harmless cyst, nothing to remove\.$/);
+    });
+
+    test("an agent's matched question brings the user's answer to it, not what came before it", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const { ids } = await converse(
+        ctx.sql,
+        alice,
+        [
+          ...smallTalk("the weather", 5),
+          "How often do you go swimming these days?",
+          "Twice a week, at the lido before work.",
+          ...smallTalk("the weather", 4),
+        ],
+        "2026-02-03T14:00:00Z",
+      );
+      const [page] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "How often does she go swimming?",
+        limit: 3,
+      });
+      assert.deepEqual(
+        page.turns.map((turn) => turn.eventId),
+        [ids[5], ids[6]],
+      );
+      assert.match(page.content, /User: Twice a week, at the lido before work\.$/);
     });
 
     test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {

@@ -346,10 +346,10 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         .slice(0, query.limit)
         .filter((c) => c.turn.role === "agent")
         .map((c) => c.turn.eventId);
-      // The user questions that can be quoted, with the replies that answer them.
+      // The questions that can be quoted, either speaker's, with the replies that answer them.
       const questions = ranked
         .slice(0, query.limit)
-        .filter((c) => c.turn.role === "user" && c.turn.content.trimEnd().endsWith("?"))
+        .filter((c) => c.turn.content.trimEnd().endsWith("?"))
         .map((c) => c.turn.eventId);
       const [answered, answers, neighbours] = await Promise.all([
         turnsAnswered(sql, owner, replies),
@@ -422,7 +422,8 @@ interface Result {
 
 /**
  * The best turns, at most `limit` of them, each a result in rank order. A quoted agent reply
- * brings the user turn it answers (`answered`), a quoted question the reply to it (`answers`),
+ * brings the user turn it answers (`answered`), a quoted question the other speaker's reply to
+ * it (`answers`; an agent's question then leaves out the turn it answers),
  * and the first turns their speaker's messages just before and after (`neighbours`), beside the
  * `limit` (on REALTALK, counting them in cost 2.7 points of evidence@10). A turn is quoted once:
  * one that a result already quotes is not a result of its own, and a reply to a result's matched
@@ -447,6 +448,7 @@ function pagesOf(
     if (quoted >= limit) break;
     if (quotedIds.has(candidate.turn.eventId)) continue;
     quoted++;
+    const reply = answers.get(candidate.turn.eventId);
     const question = answered.get(candidate.turn.eventId);
     const joined = question && resultOf.get(question.eventId);
     const result: Result = joined || { matched: candidate, turns: [], quotedAs: new Map() };
@@ -470,7 +472,8 @@ function pagesOf(
       }
     };
     quoteNeighbours(true);
-    if (question && !quotedIds.has(question.eventId)) quote(question, "answered");
+    // An agent's question is read with the user's answer to it, not with what came before it.
+    if (question && !reply && !quotedIds.has(question.eventId)) quote(question, "answered");
     const { eventId, chainId, sessionId, role, source, content, occurredAt } = candidate.turn;
     quote({
       eventId,
@@ -481,7 +484,6 @@ function pagesOf(
       occurredAt,
       ...(chainId ? { chainId } : {}),
     });
-    const reply = answers.get(candidate.turn.eventId);
     if (reply && !quotedIds.has(reply.eventId)) quote(reply, "reply");
     quoteNeighbours(false);
   }

@@ -16,9 +16,11 @@ export function turnsAnswered(
 }
 
 /**
- * For each given user question, the agent message just after it in its session: the reply,
+ * For each given question, the other speaker's message just after it in its session: the reply,
  * where the answer to it usually is ("Did you get the job?" finds the question; "Yes, I start
- * at the clinic in May." holds what was asked for).
+ * at the clinic in May." holds what was asked for). Either way round: an agent that asks "How
+ * often do you swim?" learns the fact from the user's "Twice a week", which shares no word with
+ * a later question about swimming.
  */
 export function repliesTo(
   db: SqlExecutor,
@@ -35,8 +37,12 @@ async function adjacentTurns(
   wanted: "answered" | "reply",
 ): Promise<Map<string, Turn & { chainId?: string }>> {
   if (ids.length === 0) return new Map();
+  // What a reply answers is the user's message before an agent's; a reply to a question is the
+  // other speaker's message after it.
   const [from, to, order, step] =
-    wanted === "answered" ? ["agent", "user", "DESC", "<"] : ["user", "agent", "ASC", ">"];
+    wanted === "answered"
+      ? ["r.role = 'agent'", "p.role = 'user'", "DESC", "<"]
+      : ["TRUE", "p.role <> r.role", "ASC", ">"];
   const { rows } = await db.query<TurnRow & { reply_id: string }>(
     // The scope's window index (partial: not superseded) walks back from the reply to the
     // session's previous message; without its predicate the planner scans the user's events.
@@ -51,8 +57,8 @@ async function adjacentTurns(
          AND e.search_vector IS NOT NULL
        ORDER BY e.seq ${order} LIMIT 1
      ) p
-     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND r.role = '${from}'
-       AND p.role = '${to}'`,
+     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND ${from}
+       AND ${to}`,
     [owner.tenantId, owner.userId, ids],
   );
   return new Map(rows.map((r) => [r.reply_id, toTurn(r)]));

@@ -120,7 +120,7 @@ export const chainStore = {
          relations = EXCLUDED.relations, importance = EXCLUDED.importance, density = EXCLUDED.density,
          quality = EXCLUDED.quality, promoted_at = EXCLUDED.promoted_at,
          first_event_at = EXCLUDED.first_event_at, last_event_at = EXCLUDED.last_event_at,
-         updated_at = now()`,
+         saved_seq = nextval('memory_chains_saved_seq'), updated_at = now()`,
       [
         c.id,
         c.scope.tenantId,
@@ -181,13 +181,13 @@ export const chainStore = {
    * The scope's most recent chains, newest first. Chains whose newest messages carry the same
    * time (a client that stores a whole session with its date) come in the order they last took
    * a message: the chain check reads messages in the order they were stored and saves a chain
-   * as it grows, so the one saved last holds the latest of them.
+   * as it grows, so the one saved last holds the latest of them (`saved_seq`).
    */
   async recent(db: SqlExecutor, scope: Scope, limit: number): Promise<ChainRecord[]> {
     const { rows } = await db.query<ChainRow>(
       `SELECT ${PAGE_COLUMNS} FROM memory_chains
        WHERE tenant_id = $1 AND user_id = $2 AND agent_id = $3 AND status <> 'archived'
-       ORDER BY last_event_at DESC, updated_at DESC, id LIMIT $4`,
+       ORDER BY last_event_at DESC, saved_seq DESC, id LIMIT $4`,
       [scope.tenantId, scope.userId, scope.agentId, limit],
     );
     return rows.map(toChain);
@@ -201,7 +201,7 @@ export const chainStore = {
   ): Promise<ChainRecord[]> {
     const { rows } = await db.query<ChainRow>(
       `SELECT ${PAGE_COLUMNS} FROM memory_chains WHERE tenant_id = $1 AND user_id = $2
-       ORDER BY last_event_at DESC, updated_at DESC, id LIMIT $3`,
+       ORDER BY last_event_at DESC, saved_seq DESC, id LIMIT $3`,
       [owner.tenantId, owner.userId, limit],
     );
     return rows.map(toChain);

@@ -397,8 +397,9 @@ export interface components {
             /** Format: date-time */
             timestamp?: string;
             /**
-             * @description The turns content quotes, whole and oldest first: those that matched and, before an agent
-             *     reply, the user turn it answers. Empty for entity facts.
+             * @description The turns content quotes, whole and oldest first: those that matched and the turns read with
+             *     them (before an agent reply the user turn it answers, after a question the other speaker's
+             *     reply, a speaker's messages just before and after). Empty for entity facts.
              */
             turns: components["schemas"]["memory.v1.SearchResultTurn"][];
         };

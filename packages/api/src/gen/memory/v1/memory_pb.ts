@@ -199,8 +199,9 @@ export type SearchResult = Message<"memory.v1.SearchResult"> & {
   timestamp?: Timestamp | undefined;
 
   /**
-   * The turns content quotes, whole and oldest first: those that matched and, before an agent
-   * reply, the user turn it answers. Empty for entity facts.
+   * The turns content quotes, whole and oldest first: those that matched and the turns read with
+   * them (before an agent reply the user turn it answers, after a question the other speaker's
+   * reply, a speaker's messages just before and after). Empty for entity facts.
    *
    * @generated from field: repeated memory.v1.SearchResultTurn turns = 6;
    */
