@@ -87,9 +87,57 @@ function quotedTurns(index: TurnIndex, chat: string, result: Result): string[] {
   return found;
 }
 
+/** Words that say nothing of an answer, left out when checking that a quote shows it. */
+const FUNCTION_WORDS = new Set(
+  "the and for are was were did does what when where who how why which that this with about from been has have had their they his her you your she not can could would should will there here some many much more most than then also just like yes because".split(
+    " ",
+  ),
+);
+const answerWords = (text: string) =>
+  new Set(
+    (normalize(text).match(/[\p{L}\p{N}'-]+/gu) ?? []).filter(
+      (w) => w.length > 2 && !FUNCTION_WORDS.has(w),
+    ),
+  );
+
+/**
+ * Whether a result lists an evidence turn that says words of the answer (`listed`), and whether
+ * that result's text shows all of those words (`shown`). Evidence@10 counts a turn by its id
+ * whatever part of it a result quotes; `shown` catches a quote cut short of the answer. Undefined
+ * when no evidence turn says a word of the answer (the answer is inferred, not quoted).
+ */
+function answerOf(
+  question: RealtalkQuestion,
+  turns: Map<string, RealtalkTurn>,
+  results: Result[],
+  quoted: string[][],
+): { listed: boolean; shown: boolean } | undefined {
+  const wanted = answerWords(question.answer);
+  let checked: { listed: boolean; shown: boolean } | undefined;
+  for (const id of question.evidence) {
+    const turn = turns.get(`${question.chat}/${id}`);
+    if (!turn) continue;
+    const said = [...answerWords(spokenText(turn))].filter((w) => wanted.has(w));
+    if (said.length === 0) continue;
+    checked ??= { listed: false, shown: false };
+    for (let i = 0; i < results.length; i++) {
+      if (!quoted[i].includes(id)) continue;
+      checked.listed = true;
+      const shown = answerWords(results[i].content);
+      if (said.every((w) => shown.has(w))) return { listed: true, shown: true };
+    }
+  }
+  return checked;
+}
+
 interface Scored {
   questions: number;
   evidence: number;
+  /** Of the questions whose evidence says words of the answer, the share a result shows. */
+  answerShown: number;
+  answerCheckable: number;
+  /** Of those questions, the share where a result lists such a turn, shown or not. */
+  answerListed: number;
   byKind: Record<RealtalkKind, { questions: number; evidence: number; chars: number }>;
   charsPerQuestion: number;
   p50Ms: number;
@@ -106,7 +154,16 @@ async function score(
   withScores: boolean,
 ): Promise<Scored> {
   const latencies: number[] = [];
-  const rows: { question: RealtalkQuestion; found: boolean; chars: number }[] = [];
+  const rows: {
+    question: RealtalkQuestion;
+    found: boolean;
+    answer: { listed: boolean; shown: boolean } | undefined;
+    chars: number;
+  }[] = [];
+  // Turn ids (`D3:14`) repeat from chat to chat.
+  const turnsById = new Map(
+    chats.flatMap((c) => c.turns.map((t) => [`${c.name}/${t.id}`, t] as const)),
+  );
   const firstHit = { right: [] as number[], wrong: [] as number[] };
   for (const question of chats.flatMap((c) => c.questions)) {
     const started = performance.now();
@@ -115,7 +172,12 @@ async function score(
     const chars = results.reduce((sum, r) => sum + r.content.length, 0);
     const evidence = new Set(question.evidence);
     const quoted = results.map((r) => quotedTurns(index, question.chat, r));
-    rows.push({ question, found: quoted.flat().some((id) => evidence.has(id)), chars });
+    rows.push({
+      question,
+      found: quoted.flat().some((id) => evidence.has(id)),
+      answer: answerOf(question, turnsById, results, quoted),
+      chars,
+    });
     if (results.length > 0)
       (quoted[0].some((id) => evidence.has(id)) ? firstHit.right : firstHit.wrong).push(
         results[0].score,
@@ -131,9 +193,13 @@ async function score(
       return [kind, { questions: of.length, evidence: share(of), chars: meanChars(of) }];
     }),
   ) as Scored["byKind"];
+  const checkable = rows.flatMap((r) => r.answer ?? []);
   return {
     questions: rows.length,
     evidence: share(rows),
+    answerShown: checkable.filter((a) => a.shown).length / checkable.length,
+    answerListed: checkable.filter((a) => a.listed).length / checkable.length,
+    answerCheckable: checkable.length,
     byKind,
     charsPerQuestion: meanChars(rows),
     p50Ms: round(percentile(latencies, 50)),
@@ -332,11 +398,11 @@ async function main() {
     ["Atrium (defaults)", atrium],
   ] as const;
   const lines = [
-    `| REALTALK, k = ${K} | evidence@10 % | ${KINDS.map((k) => `${k} (${summary.perKind[k]})`).join(" | ")} | chars/question | ${KINDS.map((k) => `chars ${k}`).join(" | ")} | p50 ms | p95 ms |`,
-    `|---|---|${KINDS.map(() => "---").join("|")}|---|${KINDS.map(() => "---").join("|")}|---|---|`,
+    `| REALTALK, k = ${K} | evidence@10 % | ${KINDS.map((k) => `${k} (${summary.perKind[k]})`).join(" | ")} | answer shown / listed % (${bm25.answerCheckable}) | chars/question | ${KINDS.map((k) => `chars ${k}`).join(" | ")} | p50 ms | p95 ms |`,
+    `|---|---|${KINDS.map(() => "---").join("|")}|---|---|${KINDS.map(() => "---").join("|")}|---|---|`,
     ...rows.map(
       ([name, s]) =>
-        `| ${name} | **${pct(s.evidence)}** | ${KINDS.map((k) => pct(s.byKind[k].evidence)).join(" | ")} | ${s.charsPerQuestion} | ${KINDS.map((k) => s.byKind[k].chars).join(" | ")} | ${s.p50Ms} | ${s.p95Ms} |`,
+        `| ${name} | **${pct(s.evidence)}** | ${KINDS.map((k) => pct(s.byKind[k].evidence)).join(" | ")} | ${pct(s.answerShown)} / ${pct(s.answerListed)} | ${s.charsPerQuestion} | ${KINDS.map((k) => s.byKind[k].chars).join(" | ")} | ${s.p50Ms} | ${s.p95Ms} |`,
     ),
   ];
   console.log(`\n${lines.join("\n")}\n`);

@@ -3,6 +3,9 @@ import { test } from "node:test";
 import type { Turn } from "../store/turns.js";
 import { excerpt, quoteTurns } from "./quote-turns.js";
 
+/** Question words of equal weight. */
+const words = (...lexemes: string[]) => lexemes.map((lexeme) => ({ lexeme, weight: 1 }));
+
 const turn = (role: "user" | "agent", content: string, at: string): Turn => ({
   eventId: `${role}-${at}`,
   sessionId: "s",
@@ -15,10 +18,10 @@ const turn = (role: "user" | "agent", content: string, at: string): Turn => ({
 test("a line is stamped in full on a new day, by its minute later that day, not at all the same minute", () => {
   assert.deepEqual(
     quoteTurns([
-      { turn: turn("user", "Did you book the ferry?", "2026-02-03T14:05:10Z"), lexemes: [] },
-      { turn: turn("agent", "Yes, for Friday.", "2026-02-03T14:05:40Z"), lexemes: [] },
-      { turn: turn("user", "Which deck?", "2026-02-03T14:07:00Z"), lexemes: [] },
-      { turn: turn("agent", "The upper one.", "2026-02-04T09:00:00Z"), lexemes: [] },
+      { turn: turn("user", "Did you book the ferry?", "2026-02-03T14:05:10Z"), terms: [] },
+      { turn: turn("agent", "Yes, for Friday.", "2026-02-03T14:05:40Z"), terms: [] },
+      { turn: turn("user", "Which deck?", "2026-02-03T14:07:00Z"), terms: [] },
+      { turn: turn("agent", "The upper one.", "2026-02-04T09:00:00Z"), terms: [] },
     ]).split("\n"),
     [
       "[2026-02-03 14:05] User: Did you book the ferry?",
@@ -33,9 +36,9 @@ test("turns are quoted oldest first, the user before the agent at the same time"
   const at = "2026-02-03T14:05:59Z";
   assert.equal(
     quoteTurns([
-      { turn: turn("agent", "Noted.", at), lexemes: [] },
-      { turn: turn("user", "I fly to Lisbon in May.", at), lexemes: ["lisbon"] },
-      { turn: turn("user", "Earlier words.", "2026-02-01T08:00:00Z"), lexemes: [] },
+      { turn: turn("agent", "Noted.", at), terms: [] },
+      { turn: turn("user", "I fly to Lisbon in May.", at), terms: words("lisbon") },
+      { turn: turn("user", "Earlier words.", "2026-02-01T08:00:00Z"), terms: [] },
     ]),
     [
       "[2026-02-01 08:00] User: Earlier words.",
@@ -45,19 +48,39 @@ test("turns are quoted oldest first, the user before the agent at the same time"
   );
 });
 
-test("a long turn is cut to the sentences that matched, with one of context each side", () => {
+test("a long turn is cut to the sentences that matched, with the one after the best", () => {
   const filler = (n: number) =>
     Array.from({ length: n }, (_, i) => `Filler sentence number ${i} says nothing at all.`);
   const text = [...filler(4), "The passport is in the blue drawer.", ...filler(4)].join(" ");
   assert.equal(
-    excerpt(text, ["passport"]),
-    "… Filler sentence number 3 says nothing at all. The passport is in the blue drawer. Filler sentence number 0 says nothing at all. …",
+    excerpt(text, words("passport")),
+    "… The passport is in the blue drawer. Filler sentence number 0 says nothing at all. …",
   );
   const short = "A short turn stays whole. Even with two sentences.";
-  assert.equal(excerpt(short, ["nothing"]), short);
+  assert.equal(excerpt(short, words("nothing")), short);
   // Nothing matched by word (a turn found by its vector): the opening, cut to the bound.
-  const opening = excerpt(filler(12).join(" "), ["zebra"]);
+  const opening = excerpt(filler(12).join(" "), words("zebra"));
   assert.ok(opening.startsWith("Filler sentence number 0") && opening.length <= 330, opening);
+});
+
+test("a long turn is quoted by the sentences holding the question's rarest words, not by where it starts", () => {
+  const text =
+    "elise: That sounds incredible Kevin. Your passion for pursuing a career at Microsoft is " +
+    "fascinating and I admire it a lot. It is such a great experience that you can play soccer " +
+    "at Stanford since it is a passion for you. I currently play tennis at university and train " +
+    "most days. My coach thinks I could turn professional one day. Anyway, how was your week?";
+  // "What sports does Elise play?": the name is in every turn of hers, "play" in few.
+  const terms = [
+    { lexeme: "sport", weight: 2 },
+    { lexeme: "elis", weight: 0.2 },
+    { lexeme: "play", weight: 1.5 },
+  ];
+  const quoted = excerpt(text, terms);
+  assert.equal(
+    quoted,
+    "… It is such a great experience that you can play soccer at Stanford since it is a passion for you. I currently play tennis at university and train most days. …",
+  );
+  assert.ok(quoted.length <= 200);
 });
 
 test("a turn quoted as what a reply answers is quoted by its ending, whole sentences", () => {
@@ -67,8 +90,8 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
     "Anyway, guess what we finally adopted on Sunday?";
   const at = "2026-02-03T14:05:00Z";
   const quoted = quoteTurns([
-    { turn: turn("user", long, at), lexemes: [], as: "answered" },
-    { turn: turn("agent", "A greyhound? Biscuit sounds lovely.", at), lexemes: ["biscuit"] },
+    { turn: turn("user", long, at), terms: [], as: "answered" },
+    { turn: turn("agent", "A greyhound? Biscuit sounds lovely.", at), terms: words("biscuit") },
   ]);
   assert.equal(
     quoted,
@@ -77,9 +100,7 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
       "Agent: A greyhound? Biscuit sounds lovely.",
     ].join("\n"),
   );
-  const short = quoteTurns([
-    { turn: turn("user", "Guess what?", at), lexemes: [], as: "answered" },
-  ]);
+  const short = quoteTurns([{ turn: turn("user", "Guess what?", at), terms: [], as: "answered" }]);
   assert.equal(short, "[2026-02-03 14:05] User: Guess what?");
 });
 
@@ -89,8 +110,8 @@ test("a reply quoted as what answers a matched question is quoted by its opening
     "Yes, I start at the clinic in May. The interview went on for three hours and they asked " +
     "about everything from night shifts to parking.";
   const quoted = quoteTurns([
-    { turn: turn("user", "Did you get the job at the clinic?", at), lexemes: ["job"] },
-    { turn: turn("agent", reply, at), lexemes: [], as: "reply" },
+    { turn: turn("user", "Did you get the job at the clinic?", at), terms: words("job") },
+    { turn: turn("agent", reply, at), terms: [], as: "reply" },
   ]);
   assert.equal(
     quoted,
@@ -106,13 +127,13 @@ test("the same speaker's messages around a matched one are quoted by the edge th
   const quoted = quoteTurns([
     {
       turn: turn("user", long("So I went to the shop."), "2026-02-03T14:04:00Z"),
-      lexemes: [],
+      terms: [],
       as: "before",
     },
-    { turn: turn("user", "I bought the red bike.", "2026-02-03T14:05:00Z"), lexemes: ["bike"] },
+    { turn: turn("user", "I bought the red bike.", "2026-02-03T14:05:00Z"), terms: words("bike") },
     {
       turn: turn("user", long("It was on sale."), "2026-02-03T14:06:00Z"),
-      lexemes: [],
+      terms: [],
       as: "after",
     },
   ]).split("\n");

@@ -13,7 +13,7 @@ import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import { memoryEchoes } from "./memory-echoes.js";
 import { focusQuery } from "./query-focus.js";
-import { orderOfSaying, type QuotedAs, quoteTurns } from "./quote-turns.js";
+import { orderOfSaying, type QuotedAs, type QuoteTerm, quoteTurns } from "./quote-turns.js";
 import { speakerNamed } from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
@@ -371,7 +371,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       return pagesOf(
         ranked,
         query.limit,
-        terms.terms.map((t) => t.lexeme),
+        terms.terms.map((t) => ({ lexeme: t.lexeme, weight: t.idf })),
         options.explain === true,
         { answered, answers, neighbours, echoes },
       );
@@ -433,7 +433,7 @@ interface Result {
 function pagesOf(
   ranked: Candidate[],
   limit: number,
-  lexemes: string[],
+  terms: QuoteTerm[],
   explain: boolean,
   { answered, answers, neighbours, echoes }: TurnsBeside,
 ): RetrievedPage[] {
@@ -495,9 +495,7 @@ function pagesOf(
     return {
       sourceType: chainId ? "dialogue_page" : "message",
       sourceId: chainId ?? eventId,
-      content: quoteTurns(
-        inOrder.map((turn) => ({ turn, lexemes, as: quotedAs.get(turn.eventId) })),
-      ),
+      content: quoteTurns(inOrder.map((turn) => ({ turn, terms, as: quotedAs.get(turn.eventId) }))),
       turns: inOrder,
       score: (first * matched.score) / top,
       timestamp: matched.turn.occurredAt,
