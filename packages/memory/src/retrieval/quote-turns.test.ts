@@ -83,6 +83,11 @@ test("a long turn is quoted by the sentences holding the question's rarest words
   assert.ok(quoted.length <= 200);
 });
 
+test("a megabyte message is cut to what matched like any long turn", () => {
+  const text = `${"Ok then. ".repeat(150_000)}The passport is in the blue drawer.`;
+  assert.equal(excerpt(text, words("passport")), "… The passport is in the blue drawer.");
+});
+
 test("a turn quoted as what a reply answers is quoted by its ending, whole sentences", () => {
   const long =
     "We spent the whole weekend at my parents' place, the garden needed work and dad had a list. " +

@@ -82,7 +82,10 @@ export function excerpt(content: string, terms: readonly QuoteTerm[]): string {
   if (text.length <= WHOLE_TURN_CHARS) return text;
   const parts = sentences(text);
   const weights = parts.map((part) => weightIn(part, terms));
-  const most = Math.max(...weights);
+  // A loop, not Math.max(...weights): a megabyte message has more sentences than a call has
+  // room for arguments.
+  let most = 0;
+  for (const weight of weights) if (weight > most) most = weight;
   const hits = parts
     .map((_, i) => i)
     .filter((i) => weights[i] > 0 && weights[i] >= most * HIT_SHARE)

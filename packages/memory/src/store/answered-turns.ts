@@ -39,7 +39,7 @@ async function adjacentTurns(
   if (ids.length === 0) return new Map();
   // What a reply answers is the user's message before an agent's; a reply to a question is the
   // other speaker's message after it.
-  const [from, to, order, step] =
+  const [givenRule, adjacentRule, order, step] =
     wanted === "answered"
       ? ["r.role = 'agent'", "p.role = 'user'", "DESC", "<"]
       : ["TRUE", "p.role <> r.role", "ASC", ">"];
@@ -57,8 +57,8 @@ async function adjacentTurns(
          AND e.search_vector IS NOT NULL
        ORDER BY e.seq ${order} LIMIT 1
      ) p
-     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND ${from}
-       AND ${to}`,
+     WHERE r.id = ANY($3::uuid[]) AND r.tenant_id = $1 AND r.user_id = $2 AND ${givenRule}
+       AND ${adjacentRule}`,
     [owner.tenantId, owner.userId, ids],
   );
   return new Map(rows.map((r) => [r.reply_id, toTurn(r)]));
