@@ -109,6 +109,17 @@ test("a turn quoted as what a reply answers is quoted by its ending, whole sente
   assert.equal(short, "[2026-02-03 14:05] User: Guess what?");
 });
 
+test("a turn quoted as what a long reply answers is quoted by its last words", () => {
+  const at = "2026-02-03T14:05:00Z";
+  const asked =
+    "The training plan was brutal this winter, six days a week. My knees complained the " +
+    "whole time. In the end I signed up for the spring race.";
+  assert.equal(
+    quoteTurns([{ turn: turn("user", asked, at), terms: [], as: "asked" }]),
+    "[2026-02-03 14:05] User: … In the end I signed up for the spring race.",
+  );
+});
+
 test("a reply quoted as what answers a matched question is quoted by its opening", () => {
   const at = "2026-02-03T14:05:00Z";
   const reply =

@@ -170,6 +170,44 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       assert.match(page.content, /User: Twice a week, at the lido before work\.$/);
     });
 
+    test("a short reply brings the user turn it answers whole, a long one only that turn's last words", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const adopted =
+        "We spent the weekend at my parents' place and the garden needed work. Dad had a long " +
+        "list for us. Anyway, guess what we finally adopted on Sunday?";
+      const trained =
+        "The training plan was brutal this winter, six days a week. My knees complained the " +
+        "whole time. In the end I signed up for the spring race.";
+      await converse(
+        ctx.sql,
+        alice,
+        [
+          ...smallTalk("the weather", 4),
+          adopted,
+          "Biscuit sounds lovely.",
+          ...smallTalk("the weather", 4),
+          trained,
+          "A spring marathon is a fine goal after a winter like that, and your knees will thank " +
+            "you for the easier weeks before it.",
+          ...smallTalk("the weather", 2),
+        ],
+        "2026-02-03T14:00:00Z",
+      );
+      const first = async (text: string) =>
+        (await ctx.retrieval.search({ ...alice, agentId: undefined, text, limit: 3 }))[0];
+      assert.equal(
+        (await first("Biscuit")).content,
+        `[2026-02-03 14:04] User: ${adopted}\n[14:05] Agent: Biscuit sounds lovely.`,
+      );
+      const marathon = await first("marathon goal");
+      assert.match(
+        marathon.content,
+        /^\[2026-02-03 14:10\] User: … In the end I signed up for the spring race\.\n\[14:11\] Agent: A spring marathon/,
+      );
+      assert.equal(marathon.turns[0].content, trained, "the turn is listed whole");
+    });
+
     test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;

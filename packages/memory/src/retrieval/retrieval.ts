@@ -150,6 +150,11 @@ const MAX_EMBEDDED_TURNS = 200;
 const NEIGHBOUR_TURNS = 2;
 const NEIGHBOUR_SECONDS = 180;
 /**
+ * An agent reply this long says most of what it is about: the user turn it answers is quoted by
+ * its last words (`asked`), a shorter reply's more fully (`answered`; quote-turns.ts).
+ */
+const SELF_CONTAINED_REPLY_CHARS = 100;
+/**
  * The user's newest turns, ranked by vector beside what matched the words: a stored turn is
  * found by meaning from its acknowledgement on (read-your-writes).
  */
@@ -422,7 +427,7 @@ interface Result {
 
 /**
  * The best turns, at most `limit` of them, each a result in rank order. A quoted agent reply
- * brings the user turn it answers (`answered`), a quoted question the other speaker's reply to
+ * brings the user turn it answers (`answered`, by its last words only after a long reply: `asked`), a quoted question the other speaker's reply to
  * it (`answers`; an agent's question then leaves out the turn it answers),
  * and the first turns their speaker's messages just before and after (`neighbours`), beside the
  * `limit` (on REALTALK, counting them in cost 2.7 points of evidence@10). A turn is quoted once:
@@ -473,7 +478,12 @@ function pagesOf(
     };
     quoteNeighbours(true);
     // An agent's question is read with the user's answer to it, not with what came before it.
-    if (question && !reply && !quotedIds.has(question.eventId)) quote(question, "answered");
+    if (question && !reply && !quotedIds.has(question.eventId)) {
+      quote(
+        question,
+        candidate.turn.content.trim().length < SELF_CONTAINED_REPLY_CHARS ? "answered" : "asked",
+      );
+    }
     const { eventId, chainId, sessionId, role, source, content, occurredAt } = candidate.turn;
     quote({
       eventId,
