@@ -183,9 +183,9 @@ function stamp(at: Date, before: Date | undefined): string {
 /**
  * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line, each stamped
  * as `stamp` says. A turn quoted as `answered` or `asked` (what a reply answers, not itself
- * matched) is quoted by its ending, one quoted as the `reply` to a matched question by its opening, where an
- * answer starts; the same speaker's message just `before` a matched one by its end, the one just
- * `after` by its start.
+ * matched) is quoted by its ending, one quoted as the `reply` to a matched question by its
+ * opening, where an answer starts; the same speaker's message just `before` a matched one by its
+ * end, the one just `after` by its start.
  */
 export function quoteTurns(
   turns: { turn: Turn; terms: readonly QuoteTerm[]; as?: QuotedAs }[],

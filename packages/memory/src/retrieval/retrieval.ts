@@ -427,8 +427,9 @@ interface Result {
 
 /**
  * The best turns, at most `limit` of them, each a result in rank order. A quoted agent reply
- * brings the user turn it answers (`answered`, by its last words only after a long reply: `asked`), a quoted question the other speaker's reply to
- * it (`answers`; an agent's question then leaves out the turn it answers),
+ * brings the user turn it answers (`answered`; after a long reply by its last words, `asked`), a
+ * quoted question the other speaker's reply to it (`answers`; an agent's question then leaves
+ * out the turn it answers),
  * and the first turns their speaker's messages just before and after (`neighbours`), beside the
  * `limit` (on REALTALK, counting them in cost 2.7 points of evidence@10). A turn is quoted once:
  * one that a result already quotes is not a result of its own, and a reply to a result's matched
