@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Turn } from "../store/turns.js";
-import { excerpt, quoteTurns } from "./quote-turns.js";
+import { ending, excerpt, opening, quoteTurns } from "./quote-turns.js";
 
 /** Question words of equal weight. */
 const words = (...lexemes: string[]) => lexemes.map((lexeme) => ({ lexeme, weight: 1 }));
@@ -161,4 +161,16 @@ test("the same speaker's messages around a matched one are quoted by the edge th
   assert.match(quoted[2], /^\[14:06\] User: It was on sale\. and then some more words\. … ?$/);
   assert.ok(quoted[0].length - "[2026-02-03 14:04] User: ".length <= 60);
   assert.ok(quoted[2].length - "[14:06] User: ".length <= 60);
+});
+
+test("a sentence too long for its quote is cut between words, never inside one", () => {
+  const said = `I ${"really ".repeat(40)}loved the spring race in the hills above town`;
+  const spoken = new Set(said.split(" "));
+  const wordsOf = (quote: string) => quote.replace(/…/g, " ").trim().split(/\s+/);
+  for (const quote of [ending(said, 60), opening(said, 60), excerpt(said, words("race"))]) {
+    assert.ok(quote.length <= 200, quote);
+    for (const word of wordsOf(quote)) assert.ok(spoken.has(word), `"${word}" in ${quote}`);
+  }
+  assert.equal(ending(said, 60), "…really really loved the spring race in the hills above town");
+  assert.equal(opening(said, 60), "I really really really really really really really really…");
 });

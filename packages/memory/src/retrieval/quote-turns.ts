@@ -41,6 +41,25 @@ function sentences(text: string): string[] {
   );
 }
 
+/**
+ * The start of `text`, `max` characters at most, ending at a word's end when a space allows (a
+ * reader, person or model, stumbles over half a word); a single longer word is cut.
+ */
+function head(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max + 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > 0 ? cut.slice(0, space) : cut.slice(0, max)).trimEnd();
+}
+
+/** The end of `text`, `max` characters at most, starting at a word's start when a space allows. */
+function tail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(text.length - max - 1);
+  const space = cut.indexOf(" ");
+  return (space >= 0 && space < cut.length - 1 ? cut.slice(space + 1) : cut.slice(1)).trimStart();
+}
+
 /** A word of the question as matched: its PostgreSQL English stem and its rarity (BM25's idf). */
 export interface QuoteTerm {
   lexeme: string;
@@ -106,7 +125,7 @@ export function excerpt(content: string, terms: readonly QuoteTerm[]): string {
   for (const i of hits.length > 0 ? hits : [0]) tryKeep(i);
   if (!keep.has(best)) {
     // The best sentence alone is longer than the bound: its start.
-    return `${best > 0 ? "… " : ""}${parts[best].slice(0, MAX_QUOTE_CHARS - 3).trimEnd()}…`;
+    return `${best > 0 ? "… " : ""}${head(parts[best], MAX_QUOTE_CHARS - 3)}…`;
   }
   tryKeep(best + 1);
   return joinKept(parts, keep);
@@ -130,7 +149,7 @@ export function ending(content: string, max = ANSWERED_QUOTE_CHARS): string {
     if (next.length + 2 > max) break;
     quote = next;
   }
-  return quote ? `… ${quote}` : `…${text.slice(text.length - max + 1).trimStart()}`;
+  return quote ? `… ${quote}` : `…${tail(text, max - 1)}`;
 }
 
 /**
@@ -150,7 +169,7 @@ export function opening(content: string, max = REPLY_QUOTE_CHARS): string {
     if (next.length + 2 > max) break;
     quote = next;
   }
-  return quote ? `${quote} …` : `${text.slice(0, max - 1).trimEnd()}…`;
+  return quote ? `${quote} …` : `${head(text, max - 1)}…`;
 }
 
 /**
