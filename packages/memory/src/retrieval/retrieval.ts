@@ -145,9 +145,12 @@ const MAX_EMBEDDED_TURNS = 200;
 /**
  * The best turns quoted with their speaker's messages just before and after, said within
  * NEIGHBOUR_SECONDS: people type one thought as several messages, and the words a question shares
- * sit in one of them while what it asks for is in the next.
+ * sit in one of them while what it asks for is in the next. On REALTALK the 4 best: 75.9 %, the
+ * answer shown for 64.0 % of 414, 1,628 characters a question; the 2 best 74.9 %, 63.0 %, 1,525;
+ * the 6 best 76.3 % for 1,723, more than BM25's 1,638. A chat whose speakers take strict turns
+ * has no such messages, and pays nothing.
  */
-const NEIGHBOUR_TURNS = 2;
+const NEIGHBOUR_TURNS = 4;
 const NEIGHBOUR_SECONDS = 180;
 /**
  * An agent reply this long says most of what it is about: the user turn it answers is quoted by
