@@ -24,6 +24,13 @@ const HIT_SHARE = 0.25;
  */
 const ANSWERED_QUOTE_CHARS = 160;
 const ASKED_QUOTE_CHARS = 60;
+/** An agent reply this long says most of what it is about. */
+const SELF_CONTAINED_REPLY_CHARS = 100;
+
+/** How the user turn an agent reply answers is quoted: `asked` after a long reply, else `answered`. */
+export function quotedAsAnswered(reply: Turn): "answered" | "asked" {
+  return reply.content.trim().length < SELF_CONTAINED_REPLY_CHARS ? "answered" : "asked";
+}
 
 const SPEAKERS = { user: "User", agent: "Agent" } as const;
 

@@ -13,7 +13,13 @@ import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import { memoryEchoes } from "./memory-echoes.js";
 import { focusQuery } from "./query-focus.js";
-import { orderOfSaying, type QuotedAs, type QuoteTerm, quoteTurns } from "./quote-turns.js";
+import {
+  orderOfSaying,
+  type QuotedAs,
+  type QuoteTerm,
+  quotedAsAnswered,
+  quoteTurns,
+} from "./quote-turns.js";
 import { speakerNamed } from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
@@ -152,11 +158,6 @@ const MAX_EMBEDDED_TURNS = 200;
  */
 const NEIGHBOUR_TURNS = 4;
 const NEIGHBOUR_SECONDS = 180;
-/**
- * An agent reply this long says most of what it is about: the user turn it answers is quoted by
- * its last words (`asked`), a shorter reply's more fully (`answered`; quote-turns.ts).
- */
-const SELF_CONTAINED_REPLY_CHARS = 100;
 /**
  * The user's newest turns, ranked by vector beside what matched the words: a stored turn is
  * found by meaning from its acknowledgement on (read-your-writes).
@@ -483,10 +484,7 @@ function pagesOf(
     quoteNeighbours(true);
     // An agent's question is read with the user's answer to it, not with what came before it.
     if (question && !reply && !quotedIds.has(question.eventId)) {
-      quote(
-        question,
-        candidate.turn.content.trim().length < SELF_CONTAINED_REPLY_CHARS ? "answered" : "asked",
-      );
+      quote(question, quotedAsAnswered(candidate.turn));
     }
     const { eventId, chainId, sessionId, role, source, content, occurredAt } = candidate.turn;
     quote({
