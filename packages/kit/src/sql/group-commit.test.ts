@@ -80,7 +80,9 @@ describe("group commit", () => {
         starts.push(performance.now());
         return store.write(items);
       },
-      { minIntervalMs: 100 },
+      // Long against the 30 ms the later requests take to arrive, so a loaded machine that
+      // runs the sleeps late still sees them all arrive within the interval.
+      { minIntervalMs: 1000 },
     );
     const written = [group.write([1])];
     for (const x of [2, 3, 4]) {
@@ -90,22 +92,23 @@ describe("group commit", () => {
     assert.deepEqual(await Promise.all(written), [[2], [4], [6], [8]]);
     assert.deepEqual(store.batches, [[1], [2, 3, 4]]);
     assert.ok(
-      starts[1] - starts[0] >= 99,
+      starts[1] - starts[0] >= 999,
       `second write ${starts[1] - starts[0]} ms after the first`,
     );
   });
 
   test("with minIntervalMs, a write after an idle spell or with a full batch starts at once", async () => {
     const store = recordingWrite();
-    const group = createGroupCommit(store.write, { minIntervalMs: 300, maxRequests: 2 });
+    // Waiting would take about 1 s; not waiting takes a few ms, so 500 ms holds on a loaded machine.
+    const group = createGroupCommit(store.write, { minIntervalMs: 1000, maxRequests: 2 });
     await group.write([1]);
-    await sleep(350);
+    await sleep(1050);
     let started = performance.now();
     await group.write([2]);
-    assert.ok(performance.now() - started < 150, "an idle writer does not wait");
+    assert.ok(performance.now() - started < 500, "an idle writer does not wait");
     started = performance.now();
     await Promise.all([group.write([3]), group.write([4])]);
-    assert.ok(performance.now() - started < 150, "a full batch does not wait");
+    assert.ok(performance.now() - started < 500, "a full batch does not wait");
     assert.deepEqual(store.batches, [[1], [2], [3, 4]]);
   });
 
