@@ -358,6 +358,35 @@ function withSessionTimes(chat: RealtalkChat): RealtalkChat {
   };
 }
 
+/**
+ * The chat with each run of one speaker's messages in a session joined into one turn (its first
+ * message's id and time, the texts one after another), as a client that stores one turn per
+ * change of speaker does, and as dialogue datasets written turn by turn are: the speakers then
+ * take strict turns, and a turn is longer. Evidence naming any message of a run names the run.
+ */
+function withMergedTurns(chat: RealtalkChat): RealtalkChat {
+  const merged: RealtalkTurn[] = [];
+  const mergedId = new Map<string, string>();
+  for (const turn of chat.turns) {
+    const last = merged.at(-1);
+    if (last && last.session === turn.session && last.speaker === turn.speaker) {
+      last.text = `${last.text} ${turn.text}`;
+      mergedId.set(turn.id, last.id);
+      continue;
+    }
+    merged.push({ ...turn });
+    mergedId.set(turn.id, turn.id);
+  }
+  return {
+    ...chat,
+    turns: merged,
+    questions: chat.questions.map((q) => ({
+      ...q,
+      evidence: [...new Set(q.evidence.map((id) => mergedId.get(id) ?? id))],
+    })),
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const keep = args.indexOf("--data-dir");
@@ -365,12 +394,13 @@ async function main() {
   const dataPath = args.find((a, i) => !a.startsWith("--") && (keep < 0 || i !== keep + 1));
   if (!dataPath) {
     console.error(
-      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times]",
+      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times] [--merged-turns]",
     );
     process.exit(2);
   }
   const loaded = loadRealtalk(resolve(dataPath));
-  const chats = args.includes("--session-times") ? loaded.map(withSessionTimes) : loaded;
+  const merged = args.includes("--merged-turns") ? loaded.map(withMergedTurns) : loaded;
+  const chats = args.includes("--session-times") ? merged.map(withSessionTimes) : merged;
   const summary = {
     chats: chats.length,
     turns: chats.reduce((s, c) => s + c.turns.length, 0),
