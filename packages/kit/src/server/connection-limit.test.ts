@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { mock, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { eventually } from "../testing/eventually.js";
 import {
   connectionsPerClient,
   createRefusalLog,
@@ -23,14 +24,6 @@ async function dial(port: number) {
   return state;
 }
 
-/** Polls `done` until it holds, so a loaded machine's slow delivery is waited for, not failed. */
-async function until(done: () => boolean | Promise<boolean>, what: string) {
-  for (let waited = 0; !(await done()); waited += 10) {
-    if (waited > 10_000) assert.fail(`still waiting: ${what}`);
-    await sleep(10);
-  }
-}
-
 const connections = (server: ReturnType<typeof createServer>) =>
   new Promise<number>((resolve, reject) =>
     server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
@@ -47,7 +40,7 @@ test("a client's connections over the limit are closed; one freed makes room aga
   const first = await dial(port);
   const second = await dial(port);
   const third = await dial(port);
-  await until(() => third.closed, "the third connection closed");
+  await eventually("the third connection is closed", () => third.closed);
   assert.deepEqual(
     [first.closed, second.closed, third.closed],
     [false, false, true],
@@ -55,7 +48,9 @@ test("a client's connections over the limit are closed; one freed makes room aga
   );
   assert.deepEqual(refused, ["127.0.0.1"]);
   first.socket.destroy();
-  await until(async () => (await connections(server)) === 1, "the server saw the first close");
+  await eventually("the server saw the first connection close", async () => {
+    return (await connections(server)) === 1;
+  });
   const fourth = await dial(port);
   await sleep(100);
   assert.equal(fourth.closed, false, "a freed connection makes room");
