@@ -88,6 +88,13 @@ test("a megabyte message is cut to what matched like any long turn", () => {
   assert.equal(excerpt(text, words("passport")), "… The passport is in the blue drawer.");
 });
 
+test("a megabyte message of one sentence matching everywhere is quoted in one pass", () => {
+  const text = `${"my passport and my ticket ".repeat(40_000)}and the blue drawer`;
+  const quoted = excerpt(text, words("drawer", "passport"));
+  assert.ok(quoted.length <= 200, quoted);
+  assert.ok(quoted.endsWith("ticket and the blue drawer"), quoted);
+});
+
 test("a turn quoted as what a reply answers is quoted by its ending, whole sentences", () => {
   const long =
     "We spent the whole weekend at my parents' place, the garden needed work and dad had a list. " +
@@ -161,6 +168,23 @@ test("the same speaker's messages around a matched one are quoted by the edge th
   assert.match(quoted[2], /^\[14:06\] User: It was on sale\. and then some more words\. … ?$/);
   assert.ok(quoted[0].length - "[2026-02-03 14:04] User: ".length <= 60);
   assert.ok(quoted[2].length - "[14:06] User: ".length <= 60);
+});
+
+test("a sentence too long for its quote is quoted around the question's words, not by its start", () => {
+  const said =
+    "Yeah unfortunately I havent asked the doctor whats wrong with it its usually when its dry " +
+    "or really hot out I just hope its nothing serious enjoy your day off if you can past the " +
+    "stomach ache I had bad stomach pains like 2 weeks ago and thought I was gonna die";
+  // "When did Nicolas have a stomach ache?"
+  const quoted = excerpt(said, words("stomach", "ach"));
+  assert.ok(quoted.length <= 200, quoted);
+  assert.ok(quoted.startsWith("… "), quoted);
+  assert.ok(quoted.endsWith("like 2 weeks ago and thought I was gonna die"), quoted);
+  const spoken = new Set(said.split(" "));
+  for (const word of quoted.replace(/…/g, " ").trim().split(/\s+/))
+    assert.ok(spoken.has(word), `"${word}" in ${quoted}`);
+  // Nothing matched: its start.
+  assert.ok(excerpt(said, words("zebra")).startsWith("Yeah unfortunately"));
 });
 
 test("a sentence too long for its quote is cut between words, never inside one", () => {
