@@ -78,8 +78,9 @@ const LEAD_SHARE = 0.2;
  * The stretch of one overlong sentence, `max` characters at most and cut between words, that
  * holds the most of the question (each term once, by weight): the words around a match rather
  * than the sentence's start, which on REALTALK's unpunctuated messages often ended before the
- * answer ("…past the stomach ache! I had bad stomach pains like 2 weeks ago"). Its start when no
- * word matches.
+ * answer ("How long did Nicolas have to leave work when he had a nosebleed?": "…I had a nosebleed
+ * as soon as I entered and had to leave for 2 hours", where the start ended at "nosebleed as").
+ * Its start when no word matches.
  */
 function around(
   sentence: string,
