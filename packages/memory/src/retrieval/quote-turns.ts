@@ -67,6 +67,9 @@ function tail(text: string, max: number): string {
   return (space >= 0 && space < cut.length - 1 ? cut.slice(space + 1) : cut.slice(1)).trimStart();
 }
 
+/** A word as the question's terms are matched against it (letters, digits, apostrophes). */
+const WORD = /[\p{L}\p{N}']+/gu;
+
 /**
  * The share of such a stretch left before the question word it is built around, for what leads
  * to it (on REALTALK's merged turns, 0.05 and 0.4 showed the answer for one question fewer and
@@ -88,7 +91,7 @@ function around(
   max: number,
 ): { text: string; start: number; end: number } {
   const matched: { at: number; term: number }[] = [];
-  for (const m of sentence.matchAll(/[\p{L}\p{N}']+/gu)) {
+  for (const m of sentence.matchAll(WORD)) {
     const word = m[0].toLowerCase();
     const term = terms.findIndex((t) => word.startsWith(t.lexeme));
     if (term >= 0) matched.push({ at: m.index, term });
@@ -138,7 +141,7 @@ export interface QuoteTerm {
  * "research" of "researching"), so a word starting with the stem is a match.
  */
 function weightIn(sentence: string, terms: readonly QuoteTerm[]): number {
-  const words = sentence.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? [];
+  const words = sentence.toLowerCase().match(WORD) ?? [];
   let weight = 0;
   for (const { lexeme, weight: w } of terms) {
     if (words.some((word) => word.startsWith(lexeme))) weight += w;
