@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
-import { serverAvailable } from "@atrium/kit/testing";
+import { needsServer, serverAvailable } from "@atrium/kit/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -23,6 +23,7 @@ let stack: McpStack;
 const clients: Client[] = [];
 
 before(async () => {
+  // The broker needs PostgreSQL (the tests below skip without it, and fail in CI).
   if (!(await serverAvailable("postgres"))) return;
   const published = {
     keys: [{ ...(await exportJWK(signing.publicKey)), kid: "k1", alg: "ES256" }],
@@ -101,7 +102,7 @@ const text = (result: unknown) =>
   (result as CallToolResult).content.map((c) => ("text" in c ? c.text : "")).join("");
 
 test("the protected resource metadata names the issuer, without a key", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   for (const path of [
     "/.well-known/oauth-protected-resource/mcp",
     "/.well-known/oauth-protected-resource",
@@ -116,7 +117,7 @@ test("the protected resource metadata names the issuer, without a key", async (t
 });
 
 test("no credential: 401 with a challenge pointing at the metadata", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   const res = await post({});
   assert.equal(res.status, 401);
   assert.equal(
@@ -126,7 +127,7 @@ test("no credential: 401 with a challenge pointing at the metadata", async (t) =
 });
 
 test("a token's subject is its scope: memory is the user's, never another's", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   const alice = await connect({ authorization: `Bearer ${await token({ sub: "idp|alice" })}` });
   const bob = await connect({ authorization: `Bearer ${await token({ sub: "idp|bob" })}` });
   const note = "OAuth alice keeps her passport in the blue drawer";
@@ -139,7 +140,7 @@ test("a token's subject is its scope: memory is the user's, never another's", as
 });
 
 test("credentialed calls work for a token holder, inside its workspace only", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   const connectionId = await stack.connect("ws-a");
   const alice = await connect({ authorization: `Bearer ${await token({ sub: "idp|alice" })}` });
   const answer = await alice.callTool({
@@ -157,7 +158,7 @@ test("credentialed calls work for a token holder, inside its workspace only", as
 });
 
 test("wrong audience, issuer or key, expired, tampered, or a subject without scope are refused", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   const good = await token({ sub: "idp|alice" });
   const [header, payload, signature] = good.split(".");
   const forged = Buffer.from(
@@ -195,7 +196,7 @@ test("wrong audience, issuer or key, expired, tampered, or a subject without sco
 });
 
 test("API keys keep their rules beside OAuth: wrong 403, valid without scope 403", async (t) => {
-  if (!stack) return t.skip("needs PostgreSQL");
+  if (!(await needsServer(t, "postgres"))) return;
   assert.equal((await post({ "x-api-key": "not-a-key" })).status, 403);
   assert.equal((await post({ "x-api-key": stack.keys.unscoped })).status, 403);
   assert.equal((await post({ "x-api-key": stack.keys.alice })).status, 200);
