@@ -133,28 +133,38 @@ const totalIdf = ({ terms }: QueryTerms) => terms.reduce((sum, t) => sum + t.idf
 
 /**
  * The user's messages not through their chain check yet ($1 tenant, $2 user), which the lexicon
- * does not count yet: markChained moves them into it (store/events.ts), and their lexemes'
- * document counts, each message read once however many lexemes are looked up. Few, unless
- * checks fall behind; read through the pending index.
+ * does not count yet: markChained moves them into it (store/events.ts). Few, unless checks fall
+ * behind; read through the pending index.
  */
 const WAITING = `waiting AS (
   SELECT e.search_vector FROM memory_events e
   WHERE e.tenant_id = $1 AND e.user_id = $2 AND e.chain_state = 'pending'
     AND e.search_vector IS NOT NULL
-), waiting_lexemes AS MATERIALIZED (
-  SELECT t.lexeme, count(*) AS documents
-  FROM waiting w, unnest(tsvector_to_array(w.search_vector)) AS t(lexeme)
-  GROUP BY t.lexeme
 )`;
 
 /**
- * The user's messages holding the lexeme in column `lexeme` (WAITING in scope): the lexicon's
- * count, a primary-key lookup whatever the planner knows of its size, plus the waiting ones.
+ * For each lexeme of the relation `wanted` (a column `lexeme`, each lexeme once), the user's
+ * messages that hold it (`documents`, WAITING in scope): the lexicon's count, a primary-key
+ * lookup per lexeme, plus one for each waiting message that holds it. Feedback looks up every
+ * lexeme of ten turns, a thousand for long ones: a subquery per lexeme over the waiting
+ * messages' counts (a CTE, which has no index) took 400 ms with 135 long messages waiting, and
+ * a join of the lexicon to the wanted lexemes, whose number the planner guesses at 10, was
+ * planned as a nested loop over the user's whole lexicon (300 ms); counts added up by lexeme
+ * leave the planner nothing to guess.
  */
-const documentsOf = (lexeme: string) =>
-  `coalesce((SELECT l.documents FROM memory_lexicon l
-             WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = ${lexeme}), 0)
-   + coalesce((SELECT w.documents FROM waiting_lexemes w WHERE w.lexeme = ${lexeme}), 0)`;
+const documentsOf = (wanted: string) => `documents AS (
+  SELECT lexeme, sum(documents) AS documents FROM (
+    SELECT x.lexeme,
+      coalesce((SELECT l.documents FROM memory_lexicon l
+                WHERE l.tenant_id = $1 AND l.user_id = $2 AND l.lexeme = x.lexeme), 0) AS documents
+    FROM ${wanted} x
+    UNION ALL
+    SELECT t.lexeme, 1
+    FROM waiting w, unnest(tsvector_to_array(w.search_vector)) AS t(lexeme)
+    WHERE t.lexeme IN (SELECT lexeme FROM ${wanted})
+  ) AS counted
+  GROUP BY lexeme
+)`;
 
 export function createLexicalSearch(sql: Sql): LexicalSearch {
   return {
@@ -166,14 +176,16 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         lexemes: number;
       }>(
         `WITH ${WAITING},
+         asked AS (SELECT unnest(tsvector_to_array(to_tsvector('english', $3))) AS lexeme),
+         ${documentsOf("asked")},
          waiting_totals AS (
            SELECT count(*) AS documents, coalesce(sum(length(search_vector)), 0) AS lexemes
            FROM waiting
          )
-         SELECT q.lexeme, ${documentsOf("q.lexeme")} AS documents,
+         SELECT q.lexeme, q.documents,
            coalesce(t.documents, 0) + w.documents AS total,
            coalesce(t.lexemes, 0) + w.lexemes AS lexemes
-         FROM unnest(tsvector_to_array(to_tsvector('english', $3))) AS q(lexeme)
+         FROM documents q
          CROSS JOIN waiting_totals w
          LEFT JOIN memory_lexicon_totals t ON t.tenant_id = $1 AND t.user_id = $2`,
         [query.tenantId, query.userId, query.text],
@@ -186,7 +198,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
           const idf = Math.log(1 + (total - documents + 0.5) / (documents + 0.5));
           return { lexeme: r.lexeme, idf, documents };
         })
-        .sort((a, b) => a.documents - b.documents)
+        .sort((a, b) => a.documents - b.documents || (a.lexeme < b.lexeme ? -1 : 1))
         .slice(0, MAX_TERMS);
       return { terms, total, averageLength: total > 0 ? Number(rows[0].lexemes) / total : 1 };
     },
@@ -237,14 +249,15 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
       const none = { ...terms, terms: [] };
       if (eventIds.length === 0 || count === 0) return none;
       const { rows } = await sql.query<{ lexeme: string; documents: number }>(
-        `WITH ${WAITING}
-         SELECT lexeme, documents FROM (
-           SELECT t.lexeme, ${documentsOf("t.lexeme")} AS documents
-           FROM (SELECT DISTINCT unnest(tsvector_to_array(e.search_vector)) AS lexeme
-                 FROM memory_events e
-                 WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2) AS t
-           WHERE NOT (t.lexeme = ANY($4::text[]))
-         ) AS known
+        `WITH ${WAITING},
+         said AS (
+           SELECT DISTINCT t.lexeme
+           FROM memory_events e, unnest(tsvector_to_array(e.search_vector)) AS t(lexeme)
+           WHERE e.id = ANY($3::uuid[]) AND e.tenant_id = $1 AND e.user_id = $2
+             AND NOT (t.lexeme = ANY($4::text[]))
+         ),
+         ${documentsOf("said")}
+         SELECT lexeme, documents FROM documents
          WHERE documents > 1
          ORDER BY documents, lexeme LIMIT $5`,
         [query.tenantId, query.userId, eventIds, terms.terms.map((t) => t.lexeme), count],
