@@ -43,3 +43,22 @@ test("a turn listed twice is not an echo of itself", () => {
   const reply = turn("agent", "A harmless cyst, nothing to remove, the vet said.", 1);
   assert.equal(memoryEchoes([reply, { ...reply }]).size, 0);
 });
+
+test("a long reply holding an earlier turn amid its own words, or a turn of two long words, is an echo", () => {
+  const fact = turn("user", "Our neighbours would adopt a greyhound if the landlord agreed.", 0);
+  const filler = "The weather held all week and the garden needs work. ".repeat(40);
+  const long = turn(
+    "agent",
+    `${filler}You told me: our neighbours would adopt a greyhound if the landlord agreed! ${filler}`,
+    1,
+  );
+  const twoWords = turn("user", "Extraordinarily uncharacteristically", 2);
+  const twoBack = turn("agent", "Extraordinarily uncharacteristically, indeed.", 3);
+  const reordered = turn(
+    "agent",
+    "A greyhound, if the landlord agreed, our neighbours would adopt.",
+    4,
+  );
+  const echoes = memoryEchoes([fact, long, twoWords, twoBack, reordered]);
+  assert.deepEqual([...echoes].sort(), [long.eventId, twoBack.eventId].sort());
+});
