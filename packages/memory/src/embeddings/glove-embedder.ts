@@ -12,6 +12,12 @@ import { l2Normalize } from "./vectors.js";
  */
 const KNOWN_BYTES = 8_000_000;
 const KNOWN_TEXT_CHARS = 100_000;
+/**
+ * How long a text is kept: long enough for the searches of one conversation, short enough that
+ * the words of a forgotten turn are gone from memory soon after Forget (stale entries are
+ * dropped every KNOWN_MS, so within twice that).
+ */
+const KNOWN_MS = 60_000;
 const knownBytes = (chars: number) => 2 * chars + 1_000;
 
 /** A text as the table knows it: the rows of its words in order, and its vector once asked. */
@@ -52,7 +58,15 @@ export function createGloveEmbedder(options: GloveEmbedderOptions = {}): Embedde
     maxSize: KNOWN_BYTES,
     maxEntrySize: knownBytes(KNOWN_TEXT_CHARS),
     sizeCalculation: (_, text) => knownBytes(text.length),
+    ttl: KNOWN_MS,
   });
+  // Through a WeakRef, so that the timer does not keep a discarded embedder's cache alive.
+  const knownRef = new WeakRef(known);
+  const purge: NodeJS.Timeout = setInterval(() => {
+    const cache = knownRef.deref();
+    if (cache) cache.purgeStale();
+    else clearInterval(purge);
+  }, KNOWN_MS).unref();
 
   function knownText(text: string): KnownText {
     let entry = known.get(text);
