@@ -5,8 +5,8 @@
 // Prints how long the stores took, SearchMemory's latency over 30 of the generated set's
 // questions asked at once (the chain checks still taking the messages in), how long the checks
 // took, then the latency over 100 questions asked twice once they are done (the second time the
-// candidate turns are ones the search met before). The text is the generated recall set's, run together; latency is what is
-// measured here, not recall.
+// candidate turns are ones the search met before). The text is the generated recall set's, run
+// together; latency is what is measured here, not recall.
 //
 //   node --conditions=atrium-source --import tsx bench/memory/long-turns.ts
 import { mkdirSync, writeFileSync } from "node:fs";
