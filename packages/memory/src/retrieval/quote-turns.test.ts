@@ -198,3 +198,28 @@ test("a sentence too long for its quote is cut between words, never inside one",
   assert.equal(ending(said, 60), "…really really loved the spring race in the hills above town");
   assert.equal(opening(said, 60), "I really really really really really really really really…");
 });
+
+test("a transcript's speakers are quoted by their names, a turn without its side's name by role", () => {
+  const names = { user: "Nicolas", agent: "Vanessa" };
+  const long = `Nicolas: ${"We walked along the river for hours. ".repeat(8)}Then the ferry left at noon.`;
+  assert.deepEqual(
+    quoteTurns(
+      [
+        {
+          turn: turn("user", "Nicolas: Did you book the ferry?", "2026-02-03T14:05:00Z"),
+          terms: [],
+        },
+        { turn: turn("agent", "Vanessa: Yes, for Friday.", "2026-02-03T14:06:00Z"), terms: [] },
+        { turn: turn("agent", "Note: bring tickets", "2026-02-03T14:07:00Z"), terms: [] },
+        { turn: turn("user", long, "2026-02-03T14:08:00Z"), terms: words("noon") },
+      ],
+      names,
+    ).split("\n"),
+    [
+      "[2026-02-03 14:05] Nicolas: Did you book the ferry?",
+      "[14:06] Vanessa: Yes, for Friday.",
+      "[14:07] Agent: Note: bring tickets",
+      "[14:08] Nicolas: … Then the ferry left at noon.",
+    ],
+  );
+});

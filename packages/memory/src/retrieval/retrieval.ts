@@ -20,7 +20,7 @@ import {
   quotedAsAnswered,
   quoteTurns,
 } from "./quote-turns.js";
-import { speakerNamed } from "./speaker-focus.js";
+import { type SpeakerNames, speakerNamed, speakerNames } from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
 /** A user's search: `limit` pages at most, the filter on each message's (or chain's) metadata. */
@@ -304,10 +304,8 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         candidates.delete(id);
       }
 
-      const speaker = speakerNamed(
-        focus.common,
-        [...candidates.values()].map((c) => c.turn),
-      );
+      const turnsAtHand = [...candidates.values()].map((c) => c.turn);
+      const speaker = speakerNamed(focus.common, turnsAtHand);
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
       const texts = embedded.map((c) => focus.strip(c.turn.content));
@@ -381,6 +379,7 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         ranked,
         query.limit,
         terms.terms.map((t) => ({ lexeme: t.lexeme, weight: t.idf })),
+        speakerNames(turnsAtHand),
         options.explain === true,
         { answered, answers, neighbours, echoes },
       );
@@ -444,6 +443,7 @@ function pagesOf(
   ranked: Candidate[],
   limit: number,
   terms: QuoteTerm[],
+  names: SpeakerNames,
   explain: boolean,
   { answered, answers, neighbours, echoes }: TurnsBeside,
 ): RetrievedPage[] {
@@ -507,7 +507,10 @@ function pagesOf(
     return {
       sourceType: chainId ? "dialogue_page" : "message",
       sourceId: chainId ?? eventId,
-      content: quoteTurns(inOrder.map((turn) => ({ turn, terms, as: quotedAs.get(turn.eventId) }))),
+      content: quoteTurns(
+        inOrder.map((turn) => ({ turn, terms, as: quotedAs.get(turn.eventId) })),
+        names,
+      ),
       turns: inOrder,
       score: (first * matched.score) / top,
       timestamp: matched.turn.occurredAt,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Turn } from "../store/turns.js";
-import { speakerNamed } from "./speaker-focus.js";
+import { speakerNamed, speakerNames } from "./speaker-focus.js";
 
 const at = new Date("2024-01-05T10:00:00Z");
 const turn = (role: Turn["role"], content: string, i: number): Turn => ({
@@ -31,4 +31,21 @@ test("both speakers named, a name used only to address someone, or too few turns
   assert.equal(speakerNamed(["kate"], transcript), undefined);
   assert.equal(speakerNamed([], transcript), undefined);
   assert.equal(speakerNamed(["nicola"], transcript.slice(8, 16)), undefined);
+});
+
+test("each side's name is the one opening most of its turns, never a label opening a few", () => {
+  assert.deepEqual(speakerNames(transcript), { user: "Nicolas", agent: "Vanessa" });
+  const notes = [
+    ...Array.from({ length: 12 }, (_, i) =>
+      turn("user", i < 3 ? `Note: buy milk ${i}` : `I went running ${i} km`, i),
+    ),
+    ...transcript.slice(12),
+  ];
+  assert.deepEqual(speakerNames(notes), { agent: "Vanessa" });
+  assert.deepEqual(speakerNames(transcript.slice(8, 16)), {});
+});
+
+test("both sides opening with one name give no names", () => {
+  const one = transcript.map((t) => ({ ...t, content: t.content.replace(/^\w+:/, "Kate:") }));
+  assert.deepEqual(speakerNames(one), {});
 });

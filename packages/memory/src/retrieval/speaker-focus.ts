@@ -46,3 +46,42 @@ export function speakerNamed(common: string[], turns: Turn[]): Turn["role"] | un
   }
   return named.size === 1 ? [...named][0] : undefined;
 }
+
+/**
+ * A transcript's `Name: ` before a line: a name of up to four words (letters, digits, `.`, `'`,
+ * `-`) and a colon, at the start of the turn.
+ */
+const NAME_PREFIX = /^(\p{L}[\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}\p{M}\p{N}.'’-]+){0,3}): \S/u;
+
+/** The name a transcript gives each side's speaker, where it gives one. */
+export type SpeakerNames = Partial<Record<Turn["role"], string>>;
+
+/** The name a turn's text opens with as a transcript's speaker, if any. */
+export function namePrefix(content: string): string | undefined {
+  return NAME_PREFIX.exec(content.trimStart())?.[1];
+}
+
+/**
+ * The name each side's turns open with, when one opens at least SPEAKER_SHARE of that side's
+ * turns at hand (a transcript stored with its speakers' names, as a conversation between two
+ * people often is) and the two sides' names differ: quoted lines then say who spoke by that name
+ * instead of by role. A label such as `Note:` opening a few of a user's turns is no name.
+ */
+export function speakerNames(turns: Turn[]): SpeakerNames {
+  const sides = { user: new Map<string, number>(), agent: new Map<string, number>() };
+  const counts = { user: 0, agent: 0 };
+  for (const turn of turns) {
+    counts[turn.role]++;
+    const name = namePrefix(turn.content);
+    if (name) sides[turn.role].set(name, (sides[turn.role].get(name) ?? 0) + 1);
+  }
+  const names: SpeakerNames = {};
+  for (const role of ["user", "agent"] as const) {
+    if (counts[role] < MIN_TURNS) continue;
+    for (const [name, count] of sides[role]) {
+      if (count >= SPEAKER_SHARE * counts[role]) names[role] = name;
+    }
+  }
+  if (names.user !== undefined && names.user === names.agent) return {};
+  return names;
+}
