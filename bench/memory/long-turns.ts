@@ -10,11 +10,11 @@
 //
 //   node --conditions=atrium-source --import tsx bench/memory/long-turns.ts
 import { mkdirSync, writeFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { createTestPostgres, redisUrl, serverAvailable } from "@atrium/kit/testing";
 import { startTestService } from "../../test/memory-service-harness.js";
 import { percentile, round } from "../lib/load.js";
 import { postJson } from "../lib/post-json.js";
+import { chainHolds } from "./chain-checks.js";
 import { generateDataset } from "./recall/dataset.js";
 
 const SESSIONS = 50;
@@ -105,22 +105,7 @@ async function measure(
       return latencies.sort((a, b) => a - b);
     };
     const duringChecks = await askAll(questions.slice(0, DURING_CHECKS));
-    // Chain checks take a user's messages in order: the last one in a chain means all are.
-    for (;;) {
-      const response = await fetch(`${base}/api/v1/sessions/${searchSession}/context?limit=0`);
-      const { relevant_pages: pages } = (await response.json()) as {
-        relevant_pages: { metadata: Record<string, string> }[];
-      };
-      if (
-        pages.some(
-          (p) =>
-            p.metadata.status !== "pending" &&
-            (p.metadata.event_ids ?? "").split(",").includes(lastEventId),
-        )
-      )
-        break;
-      await sleep(250);
-    }
+    await chainHolds(base, searchSession, lastEventId, 3_600_000);
     const checked = performance.now();
     const first = await askAll(questions);
     const again = await askAll(questions);

@@ -6,10 +6,10 @@
 //
 //   nice -n 10 node --conditions=atrium-source --import tsx bench/memory/recall/recall-bench.ts
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { setTimeout as sleep } from "node:timers/promises";
 import { startTestService } from "../../../test/memory-service-harness.js";
 import { percentile, round } from "../../lib/load.js";
 import { postJson } from "../../lib/post-json.js";
+import { chainHolds } from "../chain-checks.js";
 import { Bm25 } from "./bm25.js";
 import {
   type Dataset,
@@ -147,16 +147,7 @@ async function ingest(base: string, dataset: Dataset) {
       const sessionId = [...sessions.values()].at(-1) as string;
       searchSession.set(user, sessionId);
       // The newest chain of the scope is among the recent pages once it holds the last event.
-      const deadline = Date.now() + SETTLE_TIMEOUT_MS;
-      for (;;) {
-        const response = await fetch(`${base}/api/v1/sessions/${sessionId}/context?limit=0`);
-        const { relevant_pages: pages } = (await response.json()) as {
-          relevant_pages: { metadata: Record<string, string> }[];
-        };
-        if (pages.some((p) => (p.metadata.event_ids ?? "").split(",").includes(lastEventId))) break;
-        if (Date.now() > deadline) throw new Error(`chain checks did not finish for ${user}`);
-        await sleep(250);
-      }
+      await chainHolds(base, sessionId, lastEventId, SETTLE_TIMEOUT_MS);
     }),
   );
   return searchSession;
