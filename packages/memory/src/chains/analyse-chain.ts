@@ -1,7 +1,12 @@
 import type { Llm } from "../llm/llm.js";
 import { analysisText } from "./analysis-budget.js";
 import { type FairQueue, llmInTurn } from "./fair-queue.js";
-import { type ChainAnalysis, type EntityType, informationDensity } from "./text-analysis.js";
+import {
+  type ChainAnalysis,
+  type EntityType,
+  informationDensity,
+  mergedAnalysis,
+} from "./text-analysis.js";
 import { inlineTextAnalysis, type TextAnalysis } from "./text-analysis-pool.js";
 
 const ENTITY_TYPES: EntityType[] = ["person", "place", "organization", "thing"];
@@ -86,6 +91,18 @@ function fromLlm(answer: unknown): ChainAnalysis {
 export interface ChainAnalyser {
   /** Analyses a chain's text of `tenantId`: its messages' leading parts (analysis-budget.ts). */
   analyse(text: string, tenantId?: string): Promise<ChainAnalysis & { density: number }>;
+  /**
+   * The analysis of a closed chain (`into`, as it was analysed) with a closing chain (`added`,
+   * just analysed) merged into it, their joined text `content`: the LLM's of the joined text
+   * when one is configured, else the two analyses combined without tagging again
+   * (`mergedAnalysis`).
+   */
+  merge(
+    into: ChainAnalysis,
+    added: ChainAnalysis,
+    content: string,
+    tenantId?: string,
+  ): Promise<ChainAnalysis & { density: number }>;
 }
 
 export interface ChainAnalyserOptions {
@@ -106,7 +123,14 @@ export interface ChainAnalyserOptions {
 export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAnalyser {
   const textAnalysis = options.textAnalysis ?? inlineTextAnalysis;
   const inTurn = llmInTurn(options.llmTurns);
-  return {
+  const analyser: ChainAnalyser = {
+    async merge(into, added, content, tenantId) {
+      if (options.llm) return analyser.analyse(content, tenantId);
+      return {
+        ...mergedAnalysis(into, added, content),
+        density: informationDensity(analysisText(content)),
+      };
+    },
     async analyse(content, tenantId) {
       const text = analysisText(content);
       const density = informationDensity(text);
@@ -134,4 +158,5 @@ export function createChainAnalyser(options: ChainAnalyserOptions = {}): ChainAn
       return { ...(await textAnalysis.analyse(text, tenantId)), density };
     },
   };
+  return analyser;
 }

@@ -7,6 +7,7 @@ import { createChainAnalyser } from "./analyse-chain.js";
 import { createContinuityJudge } from "./continuity.js";
 import { findMergeTarget, heat, PROMOTE_HEAT, recordAccess, shouldArchive } from "./heat.js";
 import { extractEntities, extractiveSummary, keywordTopic } from "./text-analysis.js";
+import { inlineTextAnalysis } from "./text-analysis-pool.js";
 
 describe("text analysis without an LLM", () => {
   test("entities by compromise: people, places, organisations, possessives stripped", () => {
@@ -55,6 +56,34 @@ describe("text analysis without an LLM", () => {
     assert.ok(analysis.importance > 0.4 && analysis.importance <= 1);
     assert.ok(analysis.density > 0 && analysis.density <= 1);
   });
+
+  test("a merge without an LLM combines both chains' analyses and tags nothing again", async () => {
+    let tagged = 0;
+    const textAnalysis = {
+      ...inlineTextAnalysis,
+      analyse: async (text: string) => {
+        tagged++;
+        return inlineTextAnalysis.analyse(text);
+      },
+    };
+    const analyser = createChainAnalyser({ textAnalysis });
+    const earlier =
+      "User: Alice moved to Berlin for the tomato farm.\nAgent: Berlin has good tomato farms.";
+    const added = "User: Bob bought tomato seeds in Paris.\nAgent: Tomato seeds from Paris, nice.";
+    const into = await analyser.analyse(earlier);
+    const part = await analyser.analyse(added);
+    const merged = await analyser.merge(into, part, `${earlier}\n${added}`);
+    assert.equal(tagged, 2, "the merged text was not tagged");
+    const names = merged.entities.map((e) => e.name);
+    for (const name of ["Alice", "Berlin", "Bob", "Paris"]) assert.ok(names.includes(name), name);
+    assert.equal(new Set(names.map((n) => n.toLowerCase())).size, names.length);
+    assert.ok(merged.relations.some((r) => r.subject === "Bob" || r.object === "Bob"));
+    assert.match(merged.summary, /Alice/);
+    assert.match(merged.summary, /Bob/);
+    assert.match(merged.topic, /^tomato/);
+    assert.equal(merged.method, "extractive");
+    assert.ok(merged.density > 0 && merged.density <= 1);
+  });
 });
 
 describe("with an LLM on a loopback OpenAI-compatible server", () => {
@@ -90,6 +119,27 @@ describe("with an LLM on a loopback OpenAI-compatible server", () => {
       json_schema: { name: string };
     };
     assert.equal(format.json_schema.name, "chain_analysis");
+  });
+
+  test("a merge with an LLM is the LLM's analysis of the joined text", async () => {
+    server.script(
+      "/v1/chat/completions",
+      chatAnswer({
+        summary: "Alice and Bob grow tomatoes.",
+        topic: "tomatoes",
+        importance: 0.6,
+        entities: [],
+        relations: [],
+      }),
+    );
+    const part = await createChainAnalyser().analyse("Bob grows tomatoes.");
+    const merged = await createChainAnalyser({ llm }).merge(
+      { ...part, summary: "Alice grows tomatoes." },
+      part,
+      "User: Alice grows tomatoes.\nUser: Bob grows tomatoes.",
+    );
+    assert.equal(merged.summary, "Alice and Bob grow tomatoes.");
+    assert.match(JSON.stringify(server.requests.at(-1)?.body), /Alice grows tomatoes.*Bob grows/);
   });
 
   test("a failing LLM falls back to extractive analysis and reports the error", async () => {

@@ -216,12 +216,25 @@ export function createChainCheckWorker(options: ChainCheckWorkerOptions) {
       return { save: chain };
     }
     const merged = target.chain;
+    const earlier: ChainAnalysis = {
+      summary: merged.summary,
+      topic: merged.topic,
+      importance: merged.importance,
+      entities: merged.entities,
+      relations: merged.relations,
+      method: merged.analysisMethod,
+    };
     merged.content = `${merged.content}\n${chain.content}`;
     merged.eventIds = [...merged.eventIds, ...chain.eventIds];
     mergeMetadata(merged.metadata, chain.metadata);
     if (chain.firstEventAt < merged.firstEventAt) merged.firstEventAt = chain.firstEventAt;
     if (chain.lastEventAt > merged.lastEventAt) merged.lastEventAt = chain.lastEventAt;
-    const mergedAnalysis = await analyse(merged);
+    const mergedAnalysis = await analyser.merge(
+      earlier,
+      analysis,
+      merged.content,
+      merged.scope.tenantId,
+    );
     const importance = Math.max(merged.importance, mergedAnalysis.importance);
     describe(merged, { ...mergedAnalysis, importance });
     await embedChain(merged);
