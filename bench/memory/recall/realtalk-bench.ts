@@ -300,6 +300,10 @@ async function withService<T>(
       : await ingest(base, chats);
     const ingestSeconds = reused ? null : round((performance.now() - started) / 1000);
     if (!reused) writeFileSync(marker, JSON.stringify(ingested));
+    if (!ingested.lastEvents)
+      throw new Error(
+        `${dataDir} was ingested by an older version of this bench: give a new --data-dir`,
+      );
     // Questions are asked once every chat is in its chains, as a memory is read after a pause
     // (a kept data directory may hold messages a stopped run left waiting).
     await Promise.all(
