@@ -368,6 +368,14 @@ function withSessionTimes(chat: RealtalkChat): RealtalkChat {
 }
 
 /**
+ * The chat with both people's turns stored as the user's (each still opening with its speaker's
+ * name), as a client that sees no assistant in a conversation between two people does.
+ */
+function withOneRole(chat: RealtalkChat): RealtalkChat {
+  return { ...chat, turns: chat.turns.map((turn) => ({ ...turn, role: "user" as const })) };
+}
+
+/**
  * The chat with each run of one speaker's messages in a session joined into one turn (its first
  * message's id and time, the texts one after another), as a client that stores one turn per
  * change of speaker does, and as dialogue datasets written turn by turn are: the speakers then
@@ -403,13 +411,14 @@ async function main() {
   const dataPath = args.find((a, i) => !a.startsWith("--") && (keep < 0 || i !== keep + 1));
   if (!dataPath) {
     console.error(
-      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times] [--merged-turns]",
+      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times] [--merged-turns] [--one-role]",
     );
     process.exit(2);
   }
   const loaded = loadRealtalk(resolve(dataPath));
   const merged = args.includes("--merged-turns") ? loaded.map(withMergedTurns) : loaded;
-  const chats = args.includes("--session-times") ? merged.map(withSessionTimes) : merged;
+  const timed = args.includes("--session-times") ? merged.map(withSessionTimes) : merged;
+  const chats = args.includes("--one-role") ? timed.map(withOneRole) : timed;
   const summary = {
     chats: chats.length,
     turns: chats.reduce((s, c) => s + c.turns.length, 0),

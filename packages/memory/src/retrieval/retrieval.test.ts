@@ -208,6 +208,45 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       assert.equal(marathon.turns[0].content, trained, "the turn is listed whole");
     });
 
+    test("a transcript of two named people is quoted by their names, a matched turn of either side alone", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const talk = (topic: string) =>
+        smallTalk(topic, 12).map((line, i) => `${i % 2 ? "Vanessa" : "Nicolas"}: ${line}`);
+      await converse(
+        ctx.sql,
+        alice,
+        [
+          ...talk("the weather"),
+          "Nicolas: We adopted a retired greyhound on Sunday, guess what we called him?",
+          "Vanessa: Biscuit sounds lovely.",
+          ...talk("the traffic"),
+        ],
+        "2026-02-03T14:00:00Z",
+      );
+      const [biscuit] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "Biscuit",
+        limit: 3,
+      });
+      assert.equal(biscuit.content, "[2026-02-03 14:13] Vanessa: Biscuit sounds lovely.");
+      const [greyhound] = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "greyhound",
+        limit: 3,
+      });
+      // A question still brings the reply that answers it, whoever asked.
+      assert.equal(
+        greyhound.content,
+        [
+          "[2026-02-03 14:12] Nicolas: We adopted a retired greyhound on Sunday, guess what we called him?",
+          "[14:13] Vanessa: Biscuit sounds lovely.",
+        ].join("\n"),
+      );
+    });
+
     test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;
