@@ -200,7 +200,7 @@ test("a sentence too long for its quote is cut between words, never inside one",
 });
 
 test("a transcript's speakers are quoted by their names, a turn without its side's name by role", () => {
-  const names = { user: "Nicolas", agent: "Vanessa" };
+  const names = { user: new Set(["Nicolas"]), agent: new Set(["Vanessa"]) };
   const long = `Nicolas: ${"We walked along the river for hours. ".repeat(8)}Then the ferry left at noon.`;
   assert.deepEqual(
     quoteTurns(

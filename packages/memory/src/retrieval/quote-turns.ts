@@ -1,5 +1,5 @@
 import type { Turn } from "../store/turns.js";
-import type { SpeakerNames } from "./speaker-focus.js";
+import { namePrefix, type SpeakerNames } from "./speaker-focus.js";
 
 /**
  * A turn quoted whole when it is this short; longer ones are cut to what matched, this long at
@@ -274,21 +274,20 @@ function stamp(at: Date, before: Date | undefined): string {
 
 /**
  * Who said a turn, as its line names them, and the text to quote: the name the turn opens with
- * when it is its side's name in `names` (a transcript's `Nicolas: …` is quoted as `Nicolas: …`,
+ * when it is one of its side's names in `names` (a transcript's `Nicolas: …` is quoted as `Nicolas: …`,
  * not `User: Nicolas: …`: on REALTALK the role labels were 79 characters of a question's 1,624
  * and said less than the names beside them), else its role.
  */
 function speakerOf(turn: Turn, names: SpeakerNames): { speaker: string; content: string } {
-  const name = names[turn.role];
-  const text = turn.content.trimStart();
-  if (name !== undefined && text.startsWith(`${name}: `))
-    return { speaker: name, content: text.slice(name.length + 2) };
+  const name = namePrefix(turn.content);
+  if (name !== undefined && names[turn.role]?.has(name))
+    return { speaker: name, content: turn.content.trimStart().slice(name.length + 2) };
   return { speaker: SPEAKERS[turn.role], content: turn.content };
 }
 
 /**
  * A dialogue page's quoted turns, oldest first: `[time] Speaker: text`, one per line, each stamped
- * as `stamp` says; the speaker by the side's name in `names`, else by role. A turn quoted as `answered` or `asked` (what a reply answers, not itself
+ * as `stamp` says; the speaker by name when `names` has it, else by role. A turn quoted as `answered` or `asked` (what a reply answers, not itself
  * matched) is quoted by its ending, one quoted as the `reply` to a matched question by its
  * opening, where an answer starts; the same speaker's message just `before` a matched one by its
  * end, the one just `after` by its start.

@@ -33,19 +33,27 @@ test("both speakers named, a name used only to address someone, or too few turns
   assert.equal(speakerNamed(["nicola"], transcript.slice(8, 16)), undefined);
 });
 
-test("each side's name is the one opening most of its turns, never a label opening a few", () => {
-  assert.deepEqual(speakerNames(transcript), { user: "Nicolas", agent: "Vanessa" });
+const names = (found: ReturnType<typeof speakerNames>) =>
+  Object.fromEntries(Object.entries(found).map(([role, set]) => [role, [...set].sort()]));
+
+test("each side's names are those opening most of its turns, never a label opening a few", () => {
+  assert.deepEqual(names(speakerNames(transcript)), { user: ["Nicolas"], agent: ["Vanessa"] });
   const notes = [
     ...Array.from({ length: 12 }, (_, i) =>
       turn("user", i < 3 ? `Note: buy milk ${i}` : `I went running ${i} km`, i),
     ),
     ...transcript.slice(12),
   ];
-  assert.deepEqual(speakerNames(notes), { agent: "Vanessa" });
-  assert.deepEqual(speakerNames(transcript.slice(8, 16)), {});
+  assert.deepEqual(names(speakerNames(notes)), { agent: ["Vanessa"] });
+  assert.deepEqual(names(speakerNames(transcript.slice(8, 16))), {});
 });
 
-test("both sides opening with one name give no names", () => {
+test("two people stored as the user are both its names", () => {
+  const oneSide = transcript.map((t) => ({ ...t, role: "user" as const }));
+  assert.deepEqual(names(speakerNames(oneSide)), { user: ["Nicolas", "Vanessa"] });
+});
+
+test("a name opening turns of both sides gives no names", () => {
   const one = transcript.map((t) => ({ ...t, content: t.content.replace(/^\w+:/, "Kate:") }));
   assert.deepEqual(speakerNames(one), {});
 });

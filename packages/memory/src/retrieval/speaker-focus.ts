@@ -53,19 +53,26 @@ export function speakerNamed(common: string[], turns: Turn[]): Turn["role"] | un
  */
 const NAME_PREFIX = /^(\p{L}[\p{L}\p{M}\p{N}.'’-]*(?: [\p{L}\p{M}\p{N}.'’-]+){0,3}): \S/u;
 
-/** The name a transcript gives each side's speaker, where it gives one. */
-export type SpeakerNames = Partial<Record<Turn["role"], string>>;
+/** The names a transcript gives each side's speakers, where it gives them. */
+export type SpeakerNames = Partial<Record<Turn["role"], ReadonlySet<string>>>;
 
 /** The name a turn's text opens with as a transcript's speaker, if any. */
 export function namePrefix(content: string): string | undefined {
   return NAME_PREFIX.exec(content.trimStart())?.[1];
 }
 
+/** A name opening fewer than this share of a side's turns is not one of its speakers'. */
+const NAME_SHARE = 0.1;
+/** A side speaks with this many names at most (people, not a log's labels). */
+const MAX_NAMES = 4;
+
 /**
- * The name each side's turns open with, when one opens at least SPEAKER_SHARE of that side's
- * turns at hand (a transcript stored with its speakers' names, as a conversation between two
- * people often is) and the two sides' names differ: quoted lines then say who spoke by that name
- * instead of by role. A label such as `Note:` opening a few of a user's turns is no name.
+ * The names each side's turns open with, when a few names (each opening at least NAME_SHARE of
+ * the side's turns at hand) together open at least SPEAKER_SHARE of them, and no name opens
+ * turns of both sides: a transcript stored with its speakers' names, as a conversation between
+ * people often is (one person per side, or both stored as the user's). Quoted lines then say who
+ * spoke by that name instead of by role. A label such as `Note:` opening a few of a user's turns
+ * is no name.
  */
 export function speakerNames(turns: Turn[]): SpeakerNames {
   const sides = { user: new Map<string, number>(), agent: new Map<string, number>() };
@@ -78,10 +85,13 @@ export function speakerNames(turns: Turn[]): SpeakerNames {
   const names: SpeakerNames = {};
   for (const role of ["user", "agent"] as const) {
     if (counts[role] < MIN_TURNS) continue;
-    for (const [name, count] of sides[role]) {
-      if (count >= SPEAKER_SHARE * counts[role]) names[role] = name;
-    }
+    const named = [...sides[role]]
+      .filter(([, count]) => count >= NAME_SHARE * counts[role])
+      .sort((a, b) => b[1] - a[1]);
+    const opened = named.reduce((sum, [, count]) => sum + count, 0);
+    if (named.length <= MAX_NAMES && opened >= SPEAKER_SHARE * counts[role])
+      names[role] = new Set(named.map(([name]) => name));
   }
-  if (names.user !== undefined && names.user === names.agent) return {};
+  for (const name of names.user ?? []) if (names.agent?.has(name)) return {};
   return names;
 }
