@@ -5,14 +5,16 @@
 //
 //   nice -n 10 node --conditions=atrium-source --import tsx \
 //     bench/memory/recall/realtalk-bench.ts <dir with Chat_*.json> [--data-dir <dir>]
-//       [--session-times]
+//       [--session-times | --session-dates] [--merged-turns] [--one-role]
 //
 // `--data-dir` keeps the service's data directory: a second run with the same directory skips
 // the ingest (for measuring a ranking change; a change to what is indexed needs a fresh one).
 // `--session-times` stores every turn with its session's first time instead of its own, as a
 // client that knows only when a session happened does (LoCoMo's harness sends each session's
 // date): results then carry one stamp for many lines and a day's order rests on storage order.
-// Give it its own `--data-dir`.
+// `--session-dates` stamps them with the midnight (UTC) of that day instead, as a client that
+// knows only the date does. `--merged-turns` joins each run of one speaker's messages into one
+// turn; `--one-role` stores both people as the user. Give each combination its own `--data-dir`.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -356,11 +358,18 @@ function separation({ right, wrong }: { right: number[]; wrong: number[] }) {
   };
 }
 
-/** The chat with every turn stamped with its session's first time. */
-function withSessionTimes(chat: RealtalkChat): RealtalkChat {
+/**
+ * The chat with every turn stamped with its session's first time, or with the midnight (UTC)
+ * that starts its day when `dateOnly`.
+ */
+function withSessionTimes(chat: RealtalkChat, dateOnly = false): RealtalkChat {
   const first = new Map<number, string>();
   for (const turn of chat.turns)
-    if (!first.has(turn.session)) first.set(turn.session, turn.timestamp);
+    if (!first.has(turn.session))
+      first.set(
+        turn.session,
+        dateOnly ? `${turn.timestamp.slice(0, 10)}T00:00:00Z` : turn.timestamp,
+      );
   return {
     ...chat,
     turns: chat.turns.map((turn) => ({ ...turn, timestamp: first.get(turn.session) as string })),
@@ -411,13 +420,17 @@ async function main() {
   const dataPath = args.find((a, i) => !a.startsWith("--") && (keep < 0 || i !== keep + 1));
   if (!dataPath) {
     console.error(
-      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times] [--merged-turns] [--one-role]",
+      "usage: realtalk-bench.ts <dir with REALTALK's Chat_*.json> [--data-dir <service data dir>] [--session-times | --session-dates] [--merged-turns] [--one-role]",
     );
     process.exit(2);
   }
   const loaded = loadRealtalk(resolve(dataPath));
   const merged = args.includes("--merged-turns") ? loaded.map(withMergedTurns) : loaded;
-  const timed = args.includes("--session-times") ? merged.map(withSessionTimes) : merged;
+  const timed = args.includes("--session-dates")
+    ? merged.map((chat) => withSessionTimes(chat, true))
+    : args.includes("--session-times")
+      ? merged.map((chat) => withSessionTimes(chat))
+      : merged;
   const chats = args.includes("--one-role") ? timed.map(withOneRole) : timed;
   const summary = {
     chats: chats.length,

@@ -32,6 +32,25 @@ test("a line is stamped in full on a new day, by its minute later that day, not 
   );
 });
 
+test("a time of exactly midnight UTC is stamped as a date alone", () => {
+  assert.deepEqual(
+    quoteTurns([
+      { turn: turn("user", "We moved to Lisbon.", "2023-05-08T00:00:00Z"), terms: [] },
+      { turn: turn("agent", "How is it?", "2023-05-08T00:00:00Z"), terms: [] },
+      { turn: turn("user", "Sunny.", "2023-05-08T09:30:00Z"), terms: [] },
+      { turn: turn("agent", "Lucky you.", "2023-05-09T00:00:00Z"), terms: [] },
+      { turn: turn("user", "Midnight snack.", "2023-05-10T00:00:00.250Z"), terms: [] },
+    ]).split("\n"),
+    [
+      "[2023-05-08] User: We moved to Lisbon.",
+      "Agent: How is it?",
+      "[09:30] User: Sunny.",
+      "[2023-05-09] Agent: Lucky you.",
+      "[2023-05-10 00:00] User: Midnight snack.",
+    ],
+  );
+});
+
 test("turns are quoted oldest first, the user before the agent at the same time", () => {
   const at = "2026-02-03T14:05:59Z";
   assert.equal(

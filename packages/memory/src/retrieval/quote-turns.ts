@@ -262,15 +262,19 @@ export type QuotedAs = "matched" | "answered" | "asked" | "reply" | "before" | "
  * How a quoted line is stamped, given the line before it: in full (`[2026-02-03 14:05]`) when it
  * opens the page or starts a new day, by its minute alone (`[14:07]`) later the same day, not at
  * all when said the same minute (an exchange, or a whole session stored with one time). The
- * stamps were a fifth of what a search returned on REALTALK; none of this loses a time.
+ * stamps were a fifth of what a search returned on REALTALK; none of this loses a time. A time of
+ * exactly midnight UTC is a date alone (`[2026-02-03]`): what a client sends that knows only the
+ * day a conversation happened, as an import of dated sessions does.
  */
 function stamp(at: Date, before: Date | undefined): string {
   const time = quoteTime(at);
-  if (!before) return `[${time}] `;
-  const previous = quoteTime(before);
+  const previous = before && quoteTime(before);
   if (previous === time) return "";
-  return previous.slice(0, 10) === time.slice(0, 10) ? `[${time.slice(11)}] ` : `[${time}] `;
+  if (previous?.slice(0, 10) === time.slice(0, 10)) return `[${time.slice(11)}] `;
+  return at.getTime() % DAY_MS === 0 ? `[${time.slice(0, 10)}] ` : `[${time}] `;
 }
+
+const DAY_MS = 86_400_000;
 
 /**
  * Who said a turn, as its line names them, and the text to quote: the name the turn opens with
