@@ -62,3 +62,16 @@ test("a long reply holding an earlier turn amid its own words, or a turn of two 
   const echoes = memoryEchoes([fact, long, twoWords, twoBack, reordered]);
   assert.deepEqual([...echoes].sort(), [long.eventId, twoBack.eventId].sort());
 });
+
+test("memory's rendering by a date alone or by a transcript's names is an echo; a log's line is not", () => {
+  const names = { user: new Set(["Nicolas"]), agent: new Set(["Vanessa"]) };
+  const dated = turn("agent", "From memory: [2026-01-01] User: we adopted a greyhound", 10);
+  const named = turn("user", "Look: [2026-01-01 09:00] Nicolas: I went running", 11);
+  const later = turn("agent", "And [09:12] Vanessa: nice pace", 12);
+  const log = turn("user", "The standup notes: [10:30] Bob: deploy is done", 13);
+  assert.deepEqual(
+    [...memoryEchoes([dated, named, later, log], names)].sort(),
+    [dated.eventId, named.eventId, later.eventId].sort(),
+  );
+  assert.deepEqual([...memoryEchoes([named, later, log])], []);
+});

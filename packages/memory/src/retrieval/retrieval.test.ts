@@ -247,6 +247,36 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       );
     });
 
+    test("two people stored as the user: a question naming one ranks that one's turns first", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const lines = [
+        ...smallTalk("the weather", 12).map(
+          (line, i) => `${i % 2 ? "Vanessa" : "Nicolas"}: ${line}`,
+        ),
+        "Vanessa: I have been painting watercolours every evening this month.",
+        "Nicolas: I have been painting the fence every evening this month.",
+      ];
+      await converse(
+        ctx.sql,
+        alice,
+        lines,
+        "2026-02-03T14:00:00Z",
+        true,
+        lines.map((_, i) => ({ role: "user", minute: i })),
+      );
+      const first = async (text: string) =>
+        (await ctx.retrieval.search({ ...alice, agentId: undefined, text, limit: 3 }))[0];
+      assert.match(
+        (await first("What has Nicolas been painting?")).content,
+        /\] Nicolas: I have been painting the fence/,
+      );
+      assert.match(
+        (await first("What has Vanessa been painting?")).content,
+        /\] Vanessa: I have been painting watercolours/,
+      );
+    });
+
     test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;
@@ -313,7 +343,7 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       assert.equal(
         orange.content,
         [
-          "[2026-02-03 00:00] User: Remember the manga you kept recommending?",
+          "[2026-02-03] User: Remember the manga you kept recommending?",
           "User: I finally started Orange on the train, two chapters in.",
         ].join("\n"),
       );

@@ -20,7 +20,13 @@ import {
   quotedAsAnswered,
   quoteTurns,
 } from "./quote-turns.js";
-import { type SpeakerNames, speakerNamed, speakerNames } from "./speaker-focus.js";
+import {
+  nameAsked,
+  namePrefix,
+  type SpeakerNames,
+  speakerNamed,
+  speakerNames,
+} from "./speaker-focus.js";
 import { turnsOfNamedDays } from "./turns-of-days.js";
 
 /** A user's search: `limit` pages at most, the filter on each message's (or chain's) metadata. */
@@ -299,13 +305,27 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       });
       for (const turn of newestTurns) candidate(turn);
       for (const turns of chainTurns.values()) for (const turn of turns) candidate(turn);
+      // Who speaks, by name, where the transcript names them: how results quote them, and
+      // part of how a quote of memory's results reads.
+      const names = speakerNames([...candidates.values()].map((c) => c.turn));
       // A reply quoting memory back is no evidence beside the turn it quotes, nor in its place.
-      for (const id of memoryEchoes([...candidates.values()].map((c) => c.turn))) {
+      for (const id of memoryEchoes(
+        [...candidates.values()].map((c) => c.turn),
+        names,
+      )) {
         candidates.delete(id);
       }
 
       const turnsAtHand = [...candidates.values()].map((c) => c.turn);
-      const speaker = speakerNamed(focus.common, turnsAtHand);
+      const asked = nameAsked(
+        terms.terms.map((t) => t.lexeme),
+        names,
+      );
+      const side = asked === undefined ? speakerNamed(focus.common, turnsAtHand) : undefined;
+      const bySpeaker = (turn: Turn) =>
+        asked !== undefined
+          ? namePrefix(turn.content) === asked
+          : side === undefined || turn.role === side;
 
       const embedded = [...candidates.values()].slice(0, MAX_EMBEDDED_TURNS);
       const texts = embedded.map((c) => focus.strip(c.turn.content));
@@ -334,10 +354,9 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       for (const c of candidates.values()) {
         if (!quotable(c)) continue;
         const onDay = datedTurns.length === 0 || c.dateRank !== undefined;
-        const bySpeaker = speaker === undefined || c.turn.role === speaker;
         c.score =
           (onDay ? 1 : OFF_DAY_FACTOR) *
-          (bySpeaker ? 1 : OTHER_SPEAKER_FACTOR) *
+          (bySpeaker(c.turn) ? 1 : OTHER_SPEAKER_FACTOR) *
           (LEXICAL_WEIGHT * rrf(c.lexicalRank) +
             FEEDBACK_WEIGHT * rrf(c.feedbackRank) +
             DATE_WEIGHT * rrf(c.dateRank) +
@@ -353,7 +372,6 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       // lovely.") say nothing without the turn before, and one side's turns bringing the other's
       // was arbitrary: on REALTALK it cost 118 characters a question for 0.3 points of evidence
       // (162 and 0.8 with each run of a speaker's messages joined into one turn).
-      const names = speakerNames(turnsAtHand);
       const twoPeople = names.user !== undefined && names.agent !== undefined;
       const replies = ranked
         .slice(0, query.limit)
@@ -375,12 +393,15 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
         ),
       ]);
       // A turn quoted beside a match is held to the same rule as the matches.
-      const echoes = memoryEchoes([
-        ...[...candidates.values()].map((c) => c.turn),
-        ...answered.values(),
-        ...answers.values(),
-        ...[...neighbours.values()].flat().map((n) => n.turn),
-      ]);
+      const echoes = memoryEchoes(
+        [
+          ...[...candidates.values()].map((c) => c.turn),
+          ...answered.values(),
+          ...answers.values(),
+          ...[...neighbours.values()].flat().map((n) => n.turn),
+        ],
+        names,
+      );
       return pagesOf(
         ranked,
         query.limit,

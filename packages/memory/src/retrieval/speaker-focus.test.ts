@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Turn } from "../store/turns.js";
-import { speakerNamed, speakerNames } from "./speaker-focus.js";
+import { nameAsked, speakerNamed, speakerNames } from "./speaker-focus.js";
 
 const at = new Date("2024-01-05T10:00:00Z");
 const turn = (role: Turn["role"], content: string, i: number): Turn => ({
@@ -56,4 +56,13 @@ test("two people stored as the user are both its names", () => {
 test("a name opening turns of both sides gives no names", () => {
   const one = transcript.map((t) => ({ ...t, content: t.content.replace(/^\w+:/, "Kate:") }));
   assert.deepEqual(speakerNames(one), {});
+});
+
+test("a question naming one of the transcript's names asks about that name, whatever the sides", () => {
+  const names = speakerNames(transcript.map((t) => ({ ...t, role: "user" as const })));
+  assert.equal(nameAsked(["hobbi", "nicola"], names), "Nicolas");
+  assert.equal(nameAsked(["vanessa"], names), "Vanessa");
+  assert.equal(nameAsked(["nicola", "vanessa"], names), undefined);
+  assert.equal(nameAsked(["kate"], names), undefined);
+  assert.equal(nameAsked(["nicola"], {}), undefined);
 });

@@ -1,5 +1,5 @@
 import type { Turn } from "../store/turns.js";
-import { holdsFormOf } from "./query-focus.js";
+import { holdsFormOf, isOneOf } from "./query-focus.js";
 
 /**
  * A word names a speaker when it is in at least this share of one side's turns and at most
@@ -94,4 +94,18 @@ export function speakerNames(turns: Turn[]): SpeakerNames {
   }
   for (const name of names.user ?? []) if (names.agent?.has(name)) return {};
   return names;
+}
+
+const NAME_WORD = /[\p{L}\p{N}']+/gu;
+
+/**
+ * The one transcript name (`names`, as speakerNames finds them) the question's words (`lexemes`)
+ * name, if they name exactly one: with both people stored as the user the roles cannot tell
+ * whose turns "What are Nicolas's hobbies?" asks about, the names can.
+ */
+export function nameAsked(lexemes: string[], names: SpeakerNames): string | undefined {
+  const asked = [...(names.user ?? []), ...(names.agent ?? [])].filter((name) =>
+    (name.match(NAME_WORD) ?? []).some((word) => isOneOf(word, lexemes)),
+  );
+  return asked.length === 1 ? asked[0] : undefined;
 }
