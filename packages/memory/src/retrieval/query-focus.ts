@@ -18,7 +18,8 @@ export interface QueryFocus {
   strip(text: string): string;
 }
 
-const WORD = /[\p{L}\p{N}']+/gu;
+/** A word as queries and turns are matched: letters, digits, apostrophes. */
+export const WORD = /[\p{L}\p{N}']+/gu;
 
 /**
  * PostgreSQL's English stems are prefixes of the words they come from ("elis" of "Elise"), so a

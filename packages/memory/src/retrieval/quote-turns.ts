@@ -1,4 +1,5 @@
 import type { Turn } from "../store/turns.js";
+import { WORD } from "./query-focus.js";
 import { namePrefix, type SpeakerNames } from "./speaker-focus.js";
 
 /**
@@ -67,9 +68,6 @@ function tail(text: string, max: number): string {
   const space = cut.indexOf(" ");
   return (space >= 0 && space < cut.length - 1 ? cut.slice(space + 1) : cut.slice(1)).trimStart();
 }
-
-/** A word as the question's terms are matched against it (letters, digits, apostrophes). */
-const WORD = /[\p{L}\p{N}']+/gu;
 
 /**
  * The share of such a stretch left before the question word it is built around, for what leads

@@ -1,5 +1,5 @@
 import type { Turn } from "../store/turns.js";
-import { holdsFormOf, isOneOf } from "./query-focus.js";
+import { holdsFormOf, isOneOf, WORD } from "./query-focus.js";
 
 /**
  * A word names a speaker when it is in at least this share of one side's turns and at most
@@ -85,9 +85,7 @@ export function speakerNames(turns: Turn[]): SpeakerNames {
   const names: SpeakerNames = {};
   for (const role of ["user", "agent"] as const) {
     if (counts[role] < MIN_TURNS) continue;
-    const named = [...sides[role]]
-      .filter(([, count]) => count >= NAME_SHARE * counts[role])
-      .sort((a, b) => b[1] - a[1]);
+    const named = [...sides[role]].filter(([, count]) => count >= NAME_SHARE * counts[role]);
     const opened = named.reduce((sum, [, count]) => sum + count, 0);
     if (named.length <= MAX_NAMES && opened >= SPEAKER_SHARE * counts[role])
       names[role] = new Set(named.map(([name]) => name));
@@ -96,8 +94,6 @@ export function speakerNames(turns: Turn[]): SpeakerNames {
   return names;
 }
 
-const NAME_WORD = /[\p{L}\p{N}']+/gu;
-
 /**
  * The one transcript name (`names`, as speakerNames finds them) the question's words (`lexemes`)
  * name, if they name exactly one: with both people stored as the user the roles cannot tell
@@ -105,7 +101,7 @@ const NAME_WORD = /[\p{L}\p{N}']+/gu;
  */
 export function nameAsked(lexemes: string[], names: SpeakerNames): string | undefined {
   const asked = [...(names.user ?? []), ...(names.agent ?? [])].filter((name) =>
-    (name.match(NAME_WORD) ?? []).some((word) => isOneOf(word, lexemes)),
+    (name.match(WORD) ?? []).some((word) => isOneOf(word, lexemes)),
   );
   return asked.length === 1 ? asked[0] : undefined;
 }
