@@ -256,6 +256,8 @@ const NEIGHBOUR_QUOTE_CHARS = 60;
  */
 export type QuotedAs = "matched" | "answered" | "asked" | "reply" | "before" | "after";
 
+const DAY_MS = 86_400_000;
+
 /**
  * How a quoted line is stamped, given the line before it: in full (`[2026-02-03 14:05]`) when it
  * opens the page or starts a new day, by its minute alone (`[14:07]`) later the same day, not at
@@ -271,8 +273,6 @@ function stamp(at: Date, before: Date | undefined): string {
   if (previous?.slice(0, 10) === time.slice(0, 10)) return `[${time.slice(11)}] `;
   return at.getTime() % DAY_MS === 0 ? `[${time.slice(0, 10)}] ` : `[${time}] `;
 }
-
-const DAY_MS = 86_400_000;
 
 /**
  * Who said a turn, as its line names them, and the text to quote: the name the turn opens with
