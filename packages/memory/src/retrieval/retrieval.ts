@@ -12,7 +12,7 @@ import type { LexicalQuery, LexicalSearch } from "../store/lexical-search.js";
 import { type Turn, turnStore } from "../store/turns.js";
 import type { VectorSearch } from "../store/vector-search.js";
 import { memoryEchoes } from "./memory-echoes.js";
-import { focusQuery } from "./query-focus.js";
+import { focusQuery, isOneOf, WORD } from "./query-focus.js";
 import {
   orderOfSaying,
   type QuotedAs,
@@ -317,9 +317,11 @@ export function createRetrieval(options: RetrievalOptions): Retrieval {
       }
 
       const turnsAtHand = [...candidates.values()].map((c) => c.turn);
+      const absent = terms.terms.filter((t) => t.documents === 0).map((t) => t.lexeme);
       const asked = nameAsked(
         terms.terms.map((t) => t.lexeme),
         names,
+        (query.text.match(WORD) ?? []).filter((word) => isOneOf(word, absent)),
       );
       const side = asked === undefined ? speakerNamed(focus.common, turnsAtHand) : undefined;
       const bySpeaker = (turn: Turn) =>

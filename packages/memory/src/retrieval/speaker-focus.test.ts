@@ -66,3 +66,19 @@ test("a question naming one of the transcript's names asks about that name, what
   assert.equal(nameAsked(["kate"], names), undefined);
   assert.equal(nameAsked(["nicola"], {}), undefined);
 });
+
+test("a name misspelt in the question, in a word no message holds, names that speaker", () => {
+  const names = { user: new Set(["Fahim Khan"]), agent: new Set(["Muhhamed", "Akib"]) };
+  assert.equal(nameAsked(["muhammad", "work"], names, ["Muhammad"]), "Muhhamed");
+  assert.equal(nameAsked(["moham"], names, ["Mohammed"]), "Muhhamed");
+  assert.equal(nameAsked(["faheem"], names, ["Faheem"]), "Fahim Khan");
+  assert.equal(nameAsked(["akim"], names, ["Akim"]), "Akib");
+  // The same word held by some message is a word of the conversation, not a misspelling.
+  assert.equal(nameAsked(["muhammad"], names, []), undefined);
+  // Other first letters, other consonants, or a word too short to tell are no misspelling.
+  assert.equal(nameAsked(["kahim"], names, ["Kahim"]), undefined);
+  assert.equal(nameAsked(["famous"], names, ["famous"]), undefined);
+  assert.equal(nameAsked(["eli"], { user: new Set(["Emi"]) }, ["Eli"]), undefined);
+  // Two people named, one of them misspelt: the question is about both.
+  assert.equal(nameAsked(["akib", "muhammad"], names, ["Muhammad"]), undefined);
+});
