@@ -73,6 +73,9 @@ test("a name misspelt in the question, in a word no message holds, names that sp
   assert.equal(nameAsked(["moham"], names, ["Mohammed"]), "Muhhamed");
   assert.equal(nameAsked(["faheem"], names, ["Faheem"]), "Fahim Khan");
   assert.equal(nameAsked(["akim"], names, ["Akim"]), "Akib");
+  assert.equal(nameAsked(["aqib"], names, ["Aqib"]), "Akib");
+  assert.equal(nameAsked(["muhammad"], names, ["Muhammad's"]), "Muhhamed");
+  assert.equal(nameAsked(["nerbaa"], { user: new Set(["Nebraas"]) }, ["Nerbaas"]), "Nebraas");
   // The same word held by some message is a word of the conversation, not a misspelling.
   assert.equal(nameAsked(["muhammad"], names, []), undefined);
   // Other first letters, other consonants, or a word too short to tell are no misspelling.

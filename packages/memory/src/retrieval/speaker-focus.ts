@@ -105,22 +105,23 @@ const consonants = (word: string) =>
     .replace(/[aeiouy]/g, "")
     .replace(/(.)\1+/g, "$1");
 
-/** Whether two words differ by one letter changed, added or dropped. */
+/** Whether two words differ by one letter changed, added or dropped, or two letters swapped. */
 function oneEditApart(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;
   let i = 0;
   while (i < a.length && i < b.length && a[i] === b[i]) i++;
   const [long, short] = a.length >= b.length ? [a, b] : [b, a];
-  return long.length === short.length
-    ? long.slice(i + 1) === short.slice(i + 1)
-    : long.slice(i + 1) === short.slice(i);
+  if (long.length !== short.length) return long.slice(i + 1) === short.slice(i);
+  const swapped = a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2);
+  return swapped || a.slice(i + 1) === b.slice(i + 1);
 }
 
 /**
  * Whether a word of the question is a misspelling of a name's word (both lowercase): the same
  * first letter, and the same consonants in the same order (vowels and doubled letters are where a
  * name is misspelt most: "Muhammad" and "Mohammed" for "Muhhamed", "Faheem" for "Fahim"), or
- * one letter changed, added or dropped ("Akim" for "Akib").
+ * one letter changed, added or dropped ("Akim" for "Akib"), or two swapped ("Nerbaas" for
+ * "Nebraas").
  */
 function misspells(word: string, nameWord: string): boolean {
   if (word.length < MIN_MISSPELT_CHARS || nameWord.length < MIN_MISSPELT_CHARS) return false;
@@ -133,16 +134,17 @@ function misspells(word: string, nameWord: string): boolean {
  * The one transcript name (`names`, as speakerNames finds them) the question's words (`lexemes`)
  * name, if they name exactly one: with both people stored as the user the roles cannot tell
  * whose turns "What are Nicolas's hobbies?" asks about, the names can. A word of the question
- * found in no message (`unknown`, as written) that is a misspelling of a name's word names it
- * too: people misspell the names of others ("Muhammad" for "Muhhamed": on REALTALK 43 of 705
- * questions name a speaker so), and such a word, in no message, cannot mean anything else there.
+ * found in no message (`unknown`, as written; a possessive `'s` aside) that is a misspelling of
+ * a name's word names it too: people misspell the names of others ("Muhammad" for "Muhhamed":
+ * on REALTALK 43 of 705 questions name a speaker so), and such a word, in no message, cannot
+ * mean anything else there.
  */
 export function nameAsked(
   lexemes: string[],
   names: SpeakerNames,
   unknown: string[] = [],
 ): string | undefined {
-  const misspelt = unknown.map((word) => word.toLowerCase());
+  const misspelt = unknown.map((word) => word.toLowerCase().replace(/'s?$/, ""));
   const asked = [...(names.user ?? []), ...(names.agent ?? [])].filter((name) =>
     (name.match(WORD) ?? []).some(
       (word) => isOneOf(word, lexemes) || misspelt.some((m) => misspells(m, word.toLowerCase())),
