@@ -143,6 +143,44 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       assert.match(page.content, /Agent: A harmless cyst, nothing to remove\.$/);
     });
 
+    test("only the six best matched questions bring their replies", async (t) => {
+      const ctx = await setUp(t);
+      if (!ctx) return;
+      const rivers = ["Wye", "Spey", "Tay", "Dee", "Tweed", "Severn", "Usk", "Teifi"];
+      const { ids } = await converse(
+        ctx.sql,
+        alice,
+        rivers.flatMap((river, i) => [
+          `Have you ever taken the kayak down the ${river}?`,
+          `Once, in spring ${2010 + i}, with my cousin.`,
+        ]),
+        "2026-02-03T14:00:00Z",
+        true,
+        rivers.flatMap((_, i) => [
+          { role: "user" as const, minute: 10 * i },
+          { role: "agent" as const, minute: 10 * i + 1 },
+        ]),
+      );
+      const pages = await ctx.retrieval.search({
+        ...alice,
+        agentId: undefined,
+        text: "Which rivers did we kayak?",
+        limit: 10,
+      });
+      const questions = ids.filter((_, i) => i % 2 === 0);
+      assert.deepEqual(
+        pages.map((page) => page.turns[0].eventId).sort(),
+        [...questions].sort(),
+        "every question is a result",
+      );
+      const replied = pages.filter((page) => page.turns.length === 2);
+      assert.equal(replied.length, 6);
+      for (const page of replied) {
+        assert.equal(page.turns[1].eventId, ids[ids.indexOf(page.turns[0].eventId) + 1]);
+      }
+      assert.deepEqual(replied, pages.slice(0, 6), "the six best");
+    });
+
     test("an agent's matched question brings the user's answer to it, not what came before it", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;
