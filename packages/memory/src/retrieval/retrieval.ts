@@ -163,6 +163,7 @@ const MAX_EMBEDDED_TURNS = 200;
  * has no such messages, and pays nothing.
  */
 const NEIGHBOUR_TURNS = 4;
+const NEIGHBOUR_SECONDS = 180;
 /**
  * The best turns that, ending with a question, are quoted with the other speaker's reply. A
  * conversation between people asks back in many turns ("…, what about you?"), and a reply to a
@@ -173,7 +174,6 @@ const NEIGHBOUR_TURNS = 4;
  * dates).
  */
 const REPLIED_TURNS = 6;
-const NEIGHBOUR_SECONDS = 180;
 /**
  * The user's newest turns, ranked by vector beside what matched the words: a stored turn is
  * found by meaning from its acknowledgement on (read-your-writes).

@@ -136,8 +136,8 @@ function misspells(word: string, nameWord: string): boolean {
  * whose turns "What are Nicolas's hobbies?" asks about, the names can. A word of the question
  * found in no message (`unknown`, as written; a possessive `'s` aside) that is a misspelling of
  * a name's word names it too: people misspell the names of others ("Muhammad" for "Muhhamed":
- * on REALTALK 43 of 705 questions name a speaker so), and such a word, in no message, cannot
- * mean anything else there.
+ * on REALTALK about 50 of 705 questions name a speaker so), and a word that no message holds
+ * seldom means anything else there.
  */
 export function nameAsked(
   lexemes: string[],
