@@ -62,6 +62,10 @@ async function converse(
 const smallTalk = (topic: string, n: number) =>
   Array.from({ length: n }, (_, i) => `We chatted about ${topic} again, round ${i}, nothing new.`);
 
+/** Small talk between two people, each line opening with its speaker's name. */
+const namedSmallTalk = (topic: string, n: number) =>
+  smallTalk(topic, n).map((line, i) => `${i % 2 ? "Vanessa" : "Nicolas"}: ${line}`);
+
 function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>) {
   describe(name, () => {
     async function setUp(t: TestContext): Promise<{ sql: Sql; retrieval: Retrieval } | undefined> {
@@ -249,16 +253,14 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
     test("a transcript of two named people is quoted by their names, a matched turn of either side alone", async (t) => {
       const ctx = await setUp(t);
       if (!ctx) return;
-      const talk = (topic: string) =>
-        smallTalk(topic, 12).map((line, i) => `${i % 2 ? "Vanessa" : "Nicolas"}: ${line}`);
       await converse(
         ctx.sql,
         alice,
         [
-          ...talk("the weather"),
+          ...namedSmallTalk("the weather", 12),
           "Nicolas: We adopted a retired greyhound on Sunday, guess what we called him?",
           "Vanessa: Biscuit sounds lovely.",
-          ...talk("the traffic"),
+          ...namedSmallTalk("the traffic", 12),
         ],
         "2026-02-03T14:00:00Z",
       );
@@ -289,9 +291,7 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
       const ctx = await setUp(t);
       if (!ctx) return;
       const lines = [
-        ...smallTalk("the weather", 12).map(
-          (line, i) => `${i % 2 ? "Vanessa" : "Nicolas"}: ${line}`,
-        ),
+        ...namedSmallTalk("the weather", 12),
         "Vanessa: I have been painting watercolours every evening this month.",
         "Nicolas: I have been painting the fence every evening this month.",
       ];
