@@ -313,6 +313,11 @@ function suite(name: string, open: (t: TestContext) => Promise<Sql | undefined>)
         (await first("What has Vanessa been painting?")).content,
         /\] Vanessa: I have been painting watercolours/,
       );
+      // A name misspelt, in a word no message holds, is still that speaker's.
+      assert.match(
+        (await first("What has Vanesa been painting?")).content,
+        /\] Vanessa: I have been painting watercolours/,
+      );
     });
 
     test("a matched message brings its speaker's next message, said within minutes, not a later one", async (t) => {
